@@ -1,0 +1,47 @@
+"""Build the search index from abstract files: python index_build.py [INPUT ...] [--out DIR]."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from search.build import build_index
+from search.cli import fail, run_guarded
+from search.embed import DEFAULT_MODEL
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description="Embed abstracts into a FAISS index directory.")
+    ap.add_argument("inputs", nargs="*", type=Path, default=[Path("seeds")],
+                    help="seed .txt lists, .jsonl or .csv exports, or directories of them (default: seeds/)")
+    ap.add_argument("--out", type=Path, default=Path("index"), help="index directory (default: index/)")
+    ap.add_argument("--model", default=DEFAULT_MODEL,
+                    help="sentence-transformers model name or local path (default: all-MiniLM-L6-v2, offline)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--device", default=None, help="cpu, cuda or mps (default: cpu)")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="embedding cache directory (default: .embedding_cache/ beside the index)")
+    ap.add_argument("--skip-bad-lines", action="store_true",
+                    help="skip malformed lines with a warning each instead of stopping at the first")
+    args = ap.parse_args(argv)
+    if args.batch_size < 1:
+        ap.error("--batch-size must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    report = build_index(args.inputs, args.out, args.model, args.batch_size, args.cache,
+                         args.device, args.skip_bad_lines)
+    for line in report.skipped:
+        print(f"warning: skipped {line}", file=sys.stderr)
+    if report.skipped:
+        print(f"warning: {len(report.skipped)} malformed line(s) skipped; they are not in the index",
+              file=sys.stderr)
+    print(f"indexed {report.count} papers ({report.embedded} embedded, {report.count - report.embedded} "
+          f"from cache) in {report.seconds:.1f}s -> {args.out} ({report.path.name})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_guarded(main))

@@ -1,0 +1,1 @@
+"""Semantic search over paper abstracts: corpus, embedding, index, engine."""

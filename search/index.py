@@ -1,0 +1,217 @@
+"""The index directory: FAISS vectors beside JSONL records and a checked manifest, published atomically.
+
+`index/` is a symbolic link to one finished build in `.index.versions/`. A build writes a new
+directory there and then swaps the link with one rename, so a reader sees the old build or the
+new one, never a mix; a killed build leaves only a temporary directory that the next build removes.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import Paper
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+PAPERS = "papers.jsonl"
+VECTORS = "vectors.faiss"
+REBUILD = "run `python index_build.py` to rebuild it"
+
+
+class IndexLoadError(Exception):
+    """The index is missing, corrupt or does not match; the message says what to run."""
+
+
+class BuildBusy(Exception):
+    """Another build of the same index holds its lock."""
+
+
+@dataclass
+class IndexData:
+    path: Path                # the resolved build directory
+    manifest: dict
+    papers: list[Paper]
+    vectors: object           # faiss.Index
+    extras: dict              # other artifacts by name, loaded by their owners
+
+
+def versions_dir(out: Path) -> Path:
+    return out.parent / f".{out.name}.versions"
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def corpus_fingerprint(papers: list[Paper]) -> str:
+    """Changes when any paper's id or model text changes, not when files are reordered."""
+    h = hashlib.sha256()
+    for key in sorted(f"{p.id}\t{hashlib.sha256(p.text.encode()).hexdigest()}" for p in papers):
+        h.update(key.encode() + b"\n")
+    return h.hexdigest()
+
+
+def library_versions() -> dict:
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("faiss-cpu", "sentence-transformers", "torch", "numpy", "bm25s"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+# ---------------------------------------------------------------- writing
+
+def write_papers(path: Path, papers: list[Paper]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for p in papers:
+            f.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+
+
+def write_vectors(path: Path, vectors: np.ndarray) -> None:
+    import faiss
+
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    faiss.write_index(index, str(path))
+
+
+def write_manifest(build_dir: Path, manifest: dict) -> None:
+    files = {}
+    for f in sorted(build_dir.rglob("*")):
+        if f.is_file() and f.name != MANIFEST:
+            files[str(f.relative_to(build_dir))] = {"bytes": f.stat().st_size, "sha256": file_digest(f)}
+    manifest = {**manifest, "files": files}
+    (build_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+@contextmanager
+def build_lock(out: Path):
+    """Hold the index's build lock, or raise BuildBusy at once."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = out.parent / f".{out.name}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise BuildBusy(f"another build of {out} is running (pid {other}); "
+                            "wait for it to finish, then run again") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock, also when the process is killed
+
+
+def new_build_dir(out: Path) -> Path:
+    """A fresh temporary directory beside the published builds (call with the lock held)."""
+    vdir = versions_dir(out)
+    vdir.mkdir(parents=True, exist_ok=True)
+    for stale in vdir.glob("tmp-*"):  # left by a killed build; we hold the lock, so none is live
+        shutil.rmtree(stale, ignore_errors=True)
+    # sortable by time; the random part keeps two builds in the same second apart
+    path = vdir / f"tmp-{time.strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}"
+    path.mkdir()
+    return path
+
+
+def publish(build_dir: Path, out: Path, keep: int = 3) -> Path:
+    """Move a finished build into place with one atomic rename of the `out` link."""
+    vdir = versions_dir(out)
+    final = vdir / build_dir.name.replace("tmp-", "build-", 1)
+    os.rename(build_dir, final)
+    _fsync_dir(vdir)
+    if out.exists() and not out.is_symlink():
+        # an index directory from before links were used: keep it as an old version
+        os.rename(out, vdir / f"build-00000000-legacy-{int(time.time())}")
+    link_tmp = out.parent / f".{out.name}.link-{os.getpid()}"
+    if link_tmp.is_symlink():
+        link_tmp.unlink()
+    os.symlink(os.path.relpath(final, out.parent), link_tmp)
+    os.replace(link_tmp, out)
+    _fsync_dir(out.parent)
+    # a reader that resolved an older build a moment ago may still be reading it: keep a few
+    builds = sorted(p for p in vdir.glob("build-*") if p != final)
+    for old in builds[:-max(keep - 1, 0)] if keep > 1 else builds:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- reading
+
+def resolve(out: Path) -> Path:
+    """The build directory `out` points to now."""
+    return Path(os.path.realpath(out))
+
+
+def read_manifest(path: Path) -> dict:
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise IndexLoadError(f"no index at {path}: {REBUILD}") from None
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise IndexLoadError(f"{path / MANIFEST} is unreadable ({e.__class__.__name__}); {REBUILD}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "files" not in manifest:
+        raise IndexLoadError(f"{path / MANIFEST} is not a format-{FORMAT} manifest; {REBUILD}")
+    return manifest
+
+
+def verify_files(path: Path, manifest: dict) -> None:
+    for name, meta in manifest["files"].items():
+        f = path / name
+        if not f.is_file():
+            raise IndexLoadError(f"{f} is missing; {REBUILD}")
+        if f.stat().st_size != meta["bytes"] or file_digest(f) != meta["sha256"]:
+            raise IndexLoadError(f"{f} does not match its checksum in the manifest (corrupt or "
+                                 f"changed); {REBUILD}")
+
+
+def load_index(out: Path) -> IndexData:
+    """Load and check an index directory; IndexLoadError says what is wrong and how to rebuild."""
+    import faiss
+
+    path = resolve(out)
+    if not path.exists():
+        raise IndexLoadError(f"no index at {out}: {REBUILD}")
+    manifest = read_manifest(path)
+    verify_files(path, manifest)
+    try:
+        papers = [Paper.from_dict(json.loads(line))
+                  for line in (path / PAPERS).read_text(encoding="utf-8").splitlines() if line]
+        vectors = faiss.read_index(str(path / VECTORS))
+    except Exception as e:  # checksums passed, so this is a manifest that lies about its files
+        raise IndexLoadError(f"{path} cannot be read ({e.__class__.__name__}); {REBUILD}") from None
+    if not (len(papers) == vectors.ntotal == manifest.get("count")):
+        raise IndexLoadError(f"{path}: {len(papers)} records, {vectors.ntotal} vectors, manifest says "
+                             f"{manifest.get('count')}; {REBUILD}")
+    if vectors.d != manifest.get("dimension"):
+        raise IndexLoadError(f"{path}: vectors have dimension {vectors.d}, manifest says "
+                             f"{manifest.get('dimension')}; {REBUILD}")
+    return IndexData(path=path, manifest=manifest, papers=papers, vectors=vectors, extras={})

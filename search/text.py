@@ -1,0 +1,249 @@
+"""Text handling: markup cleaning for the model, safe Markdown for display, titles, sentences."""
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+# LaTeX commands whose argument is dropped entirely (citations and cross-references).
+_DROP_ARG = ("cite", "citep", "citet", "citealp", "citeauthor", "citeyear", "ref", "eqref",
+             "label", "footnote", "url", "includegraphics")
+# Symbols that carry meaning for a reader or the model.
+_SYMBOLS = {"times": "×", "cdot": "·", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥",
+            "approx": "≈", "sim": "~", "to": "→", "rightarrow": "→", "infty": "∞",
+            "pm": "±", "ldots": "...", "dots": "...", "cdots": "...", "%": "%", "&": "&",
+            "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", "~": "~", "sqrt": "sqrt"}
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta",
+          "iota", "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi",
+          "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Pi", "Sigma",
+          "Phi", "Psi", "Omega"}
+
+_CMD = re.compile(r"\\([A-Za-z]+|[%&_#${}~])\s*")
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def strip_control(text: str) -> str:
+    """Drop control and bidi-override characters; keep tabs and newlines."""
+    return _CONTROL.sub("", text)
+
+
+def _skip_group(text: str, i: int) -> tuple[str, int]:
+    """Return the content of the brace group starting at text[i] == '{' and the index after it."""
+    depth, j = 0, i
+    while j < len(text):
+        if text[j] == "\\":
+            j += 2
+            continue
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1:j], j + 1
+        j += 1
+    return text[i + 1:], len(text)  # unbalanced: take the rest
+
+
+def _delatex(text: str) -> str:
+    """Turn LaTeX commands into plain text: \\textbf{X} -> X, \\citep{..} -> '', \\% -> %."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        m = _CMD.match(text, i)
+        if not m:
+            ch = text[i]
+            if ch not in "{}":
+                out.append(ch)
+            i += 1
+            continue
+        name = m.group(1)
+        i = m.end()
+        if name in _DROP_ARG:
+            if i < len(text) and text[i] == "[":  # optional argument, e.g. \citep[p.~3]{x}
+                close = text.find("]", i)
+                i = close + 1 if close != -1 else i
+            if i < len(text) and text[i] == "{":
+                _, i = _skip_group(text, i)
+            continue
+        if name in ("href",) and i < len(text) and text[i] == "{":
+            _, i = _skip_group(text, i)  # drop the target, keep the link text that follows
+            continue
+        if name in _SYMBOLS:
+            out.append(_SYMBOLS[name])
+        elif name in _GREEK:
+            out.append(name)
+        # any other command (\textbf, \emph, \mathrm, ...) disappears and its group's text stays
+    return "".join(out)
+
+
+def clean_for_model(text: str) -> str:
+    """Plain text for the embedding model and BM25: no LaTeX, no Markdown emphasis."""
+    text = strip_control(unicodedata.normalize("NFC", text))
+
+    def math(m: re.Match) -> str:
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        return _delatex(inner).replace("^", "").replace("_", "")
+
+    text = _MATH.sub(math, text)
+    text = _delatex(text).replace("---", "—").replace("--", "–")
+    text = re.sub(r"\*+", "", text)                         # **bold**, *it*, ***Dro**pping*
+    text = re.sub(r"(?<![\w])_+(?=\S)|(?<=\S)_+(?![\w])", "", text)  # _emphasis_, not snake_case
+    text = text.replace("$", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def match_key(text: str) -> str:
+    """A normal form that is equal for the same abstract written with different markup."""
+    plain = clean_for_model(text).casefold()
+    return re.sub(r"[\W_]+", "", plain)
+
+
+def content_id(text: str) -> str:
+    """A stable id from an abstract's content, independent of markup and position."""
+    return "p" + hashlib.sha1(match_key(text).encode("utf-8")).hexdigest()[:10]
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- display
+
+_MD_ESCAPE = re.compile(r"([\\`<>\[\]()!&#|{}])")
+
+
+def _escape_md(text: str) -> str:
+    return _MD_ESCAPE.sub(r"\\\1", text)
+
+
+def _display_latex_text(text: str) -> str:
+    """Outside math: LaTeX text commands become Markdown emphasis, citations vanish."""
+    text = re.sub(r"\\(?:textbf|mathbf)\{([^{}]*)\}", r"**\1**", text)
+    text = re.sub(r"\\(?:textit|emph)\{([^{}]*)\}", r"*\1*", text)
+    text = re.sub(r"\\(?:cite[a-z]*|ref|eqref|label|footnote)(?:\[[^\]]*\])?\{[^{}]*\}", "", text)
+    text = re.sub(r"\\(?:href|url)\{[^{}]*\}", "", text)
+    text = re.sub(r"\\([%&_#$])", r"\1", text)
+    text = re.sub(r"\\(?:texttt|textrm|textsf|text|mathrm)\{([^{}]*)\}", r"\1", text)
+    return text
+
+
+_UNSAFE_TEX = re.compile(r"\\(?:href|url|includegraphics|htmlClass|htmlId|htmlStyle|htmlData|"
+                         r"input|include|def|newcommand|renewcommand)\b")
+
+
+def to_markdown(text: str) -> str:
+    """Markdown that Streamlit can render safely: math kept for KaTeX, HTML/links shown as text."""
+    text = strip_control(text)
+    parts: list[str] = []
+    pos = 0
+    for m in _MATH.finditer(text):
+        parts.append(_markdown_prose(text[pos:m.start()]))
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        styled = re.fullmatch(r"\s*\\(textbf|textit|emph|texttt|mathbf)\{([\w\s.,:;+-]*)\}\s*", inner)
+        if styled:  # $\textbf{C}$omics: emphasis dressed as math reads better as Markdown
+            mark = "**" if styled.group(1) in ("textbf", "mathbf") else "*"
+            parts.append(f"{mark}{_escape_md(styled.group(2))}{mark}" if styled.group(2).strip() else "")
+        elif _UNSAFE_TEX.search(inner) or "\n" in inner:
+            parts.append(_escape_md(clean_for_model(m.group(0))))
+        else:
+            delim = "$$" if m.group(1) is not None else "$"
+            parts.append(f"{delim}{inner.strip()}{delim}")
+        pos = m.end()
+    parts.append(_markdown_prose(text[pos:]))
+    return "".join(parts)
+
+
+def _markdown_prose(text: str) -> str:
+    text = _display_latex_text(text)
+    text = text.replace("$", "\uff04")  # a lone dollar must not open KaTeX math
+    # escape everything that could make a link, image, HTML or code; keep * and _ emphasis
+    text = _escape_md(re.sub(r"\\(?=[A-Za-z])", "", text))
+    text = re.sub(r"(?m)^(\s*)([-+>=]|\d+\.)", r"\1\\\2", text)  # no lists/quotes/headers
+    return text.replace("\uff04", r"\$")
+
+
+def plain_markdown(text: str) -> str:
+    """Escape text so Markdown shows it verbatim (queries, titles, labels)."""
+    text = strip_control(text)
+    return re.sub(r"([\\`*_\[\]()<>!&#|{}$~+\-=.])", r"\\\1", text)
+
+
+# ---------------------------------------------------------------- titles
+
+_INTRO = re.compile(
+    r"\b(?:we|this paper|this work|here we)\s+(?:also\s+)?(?:propose|introduce|present|develop|"
+    r"design|build|call|term|dub|name|release|construct|contribute|curate|offer)s?d?\b"
+    r"(?P<rest>[^.;:]{0,200})", re.I)
+_NAME = re.compile(r"(?<![\w-])((?:[A-Za-z0-9]+[-+]?)*[A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*)"
+                   r"(?![\w-])")
+_STOP_NAMES = {"A", "An", "The", "We", "In", "LLM", "LLMs", "AI", "ML", "RL", "GPU", "I", "To", "Our",
+               "This", "It", "For", "On", "By", "As", "VLM", "VLMs", "NLP", "CNN", "MLLM", "MLLMs"}
+
+
+def _is_method_name(tok: str, plain: str, at: int) -> bool:
+    """ETAP, GMsFEM-NO, PG-Occ, ThinkMorph, C3B; not Text-Aware, nor an acronym defined earlier."""
+    if tok in _STOP_NAMES or len(tok) < 2:
+        return False
+    if f"({tok})" in plain[:at]:  # "partial differential equations (PDEs)": a field, not a method
+        return False
+    parts = re.split(r"[-+]", tok)
+    return any(re.search(r"[A-Z]", p[1:]) or (p[:1].isupper() and re.search(r"\d", p)) for p in parts)
+
+
+def derive_title(abstract: str, max_words: int = 14) -> str:
+    """A short display title: the method the abstract names, else its leading clause."""
+    plain = clean_for_model(abstract)
+    for m in _INTRO.finditer(plain):
+        rest = m.group("rest")
+        named = re.match(r"\s*(?:(?:a|an|the)\s+)?([A-Z][A-Za-z0-9-]{2,})\s*[,:]", rest)
+        for tok in ([named.group(1)] if named else []) + _NAME.findall(rest):
+            if tok == (named.group(1) if named else None) or _is_method_name(tok, plain, m.start()):
+                at = rest.find(tok)
+                before, after = rest[:at], rest[at + len(tok):]
+                desc = ""
+                paren = re.search(r"\(([^()]{3,80})\)", after[:90])
+                if paren and len(paren.group(1).split()) > 1:
+                    desc = paren.group(1)
+                elif before.rstrip().endswith("(") and before.strip(" ,(").split():
+                    desc = before.rstrip(" (")
+                else:
+                    tail = re.match(r"\s*[,(:]\s*(?:(?:an?|the)\s+)?([^()]{8,160})", after)
+                    if tail:
+                        desc = re.split(r"\s(?:that|which|to|where|whose)\s", tail.group(1))[0]
+                desc = re.sub(r"^(?:a|an|the|novel|new)\s+", "", desc.strip(" ,"), flags=re.I)
+                desc = _shorten(desc, max_words - 1)
+                return f"{tok}: {desc[0].upper() + desc[1:]}" if len(desc.split()) > 1 else tok
+    # "... by Dropping the Positional Embeddings after training (DroPE)": a coined name in parentheses
+    for m in re.finditer(r"\(([A-Za-z0-9][\w+-]*)\)", plain):
+        tok = m.group(1)
+        coined = re.search(r"[a-z]", tok) and not re.fullmatch(r"[A-Z0-9]+s", tok)  # DroPE, not PDEs
+        if coined and _is_method_name(tok, plain, m.start()) and plain.count(tok) > 1:
+            window = plain[max(0, m.start() - 120):m.start()].split(" ", 1)[-1]
+            lead = re.split(r"(?:\b(?:by|we|We|via|called|namely|design|propose|introduce|present|termed)\b"
+                            r"|[,.;:])", window)[-1].strip()
+            if len(lead.split()) >= 2:
+                return f"{tok}: {_shorten(lead[:1].upper() + lead[1:], max_words - 1)}"
+    first = re.split(r"(?<=[.!?])\s+", plain, maxsplit=1)[0]
+    clauses = [c for c in re.split(r"[,;:]\s|\s[-–—]+\s", first) if c.strip()]
+    clause = next((c for c in clauses if len(c.split()) >= 4), first).strip()
+    return _shorten(clause[:1].upper() + clause[1:], max_words)
+
+
+def _shorten(text: str, max_words: int) -> str:
+    words = text.split()
+    if len(words) <= max_words:
+        return text.strip().rstrip(".")
+    return " ".join(words[:max_words]).rstrip(",;:.") + " …"
+
+
+# ---------------------------------------------------------------- sentences
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$\\*])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split an abstract into sentences; abbreviations like 'e.g.' do not end one."""
+    guarded = re.sub(r"\b(e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|resp)\.", lambda m: m.group(0).replace(".", "\x00"),
+                     text)
+    return [s.replace("\x00", ".").strip() for s in _SENT_SPLIT.split(guarded) if s.strip()]

@@ -1,0 +1,77 @@
+"""End to end in a real headless Chromium: search, open a paper, browse to similar ones, go back."""
+import pytest
+
+from browser import CHROMIUM, launch, streamlit_server
+from conftest import ROOT
+
+pytest.importorskip("playwright")
+pytestmark = pytest.mark.skipif(not __import__("os").path.exists(CHROMIUM), reason="needs /usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def server(seed_index):
+    with streamlit_server(ROOT, seed_index) as url:
+        yield url
+
+
+@pytest.fixture
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1200, "height": 1600})
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.dialogs = dialogs
+        yield page
+        browser.close()
+
+
+def no_error_on(page):
+    body = page.inner_text("body")
+    assert "Traceback" not in body and "Error" not in page.title()
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert not page.dialogs
+
+
+def test_search_open_paper_browse_similar_and_back(server, page):
+    page.goto(server)
+    box = page.get_by_label("Search papers by meaning")
+    box.wait_for(timeout=60_000)
+    box.fill("recognising printed music scores")
+    box.press("Enter")
+    first = page.locator("h5").first
+    first.wait_for(timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('h5').length >= 10", timeout=30_000)
+    assert "Legato" in first.inner_text()
+    assert "q=recognising" in page.url
+    no_error_on(page)
+
+    page.get_by_role("button", name="Similar papers →").first.click()
+    page.get_by_text("Most similar papers").wait_for(timeout=30_000)
+    assert "paper=" in page.url
+    page.wait_for_function("() => document.querySelectorAll('h5').length >= 11", timeout=30_000)
+    opened = page.locator("h5").first.inner_text()
+    assert "Legato" in opened
+    similar_titles = page.locator("h5").all_inner_texts()[1:]
+    assert len(similar_titles) == 10 and all("Legato" not in t for t in similar_titles)
+    no_error_on(page)
+
+    # one step further: the first similar paper becomes the opened one
+    page.get_by_role("button", name="Similar papers →").first.click()
+    page.wait_for_function(f"() => !document.querySelector('h5').innerText.includes('Legato')", timeout=30_000)
+    no_error_on(page)
+
+    page.go_back()
+    page.wait_for_function("() => document.querySelector('h5') && document.querySelector('h5').innerText.includes('Legato')",
+                           timeout=30_000)
+    assert "paper=" in page.url
+
+
+def test_abstract_math_renders_and_script_query_is_inert(server, page):
+    page.goto(server + "/?q=" + "%3Cscript%3Ealert(1)%3C%2Fscript%3E%20comics")
+    page.locator("h5").first.wait_for(timeout=60_000)
+    page.locator(".katex").first.wait_for(timeout=30_000)  # $...$ in abstracts is typeset, not raw
+    assert "C3B" in page.locator("h5").first.inner_text()
+    no_error_on(page)

@@ -1,0 +1,68 @@
+"""The command line as a user runs it: real processes, real exit codes, no tracebacks."""
+import json
+import shutil
+
+import pytest
+
+from conftest import SEEDS, run_py
+from test_corpus import BAD
+
+
+def test_query_json_lines(seed_index):
+    r = run_py("-m", "search", "query", "optical flow robustness benchmark", "-k", "3", "--json",
+               "--index", str(seed_index))
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["query"] == "optical flow robustness benchmark" and len(obj["hits"]) == 3
+    assert set(obj["hits"][0]) >= {"id", "score", "title", "title_derived", "abstract", "sources"}
+    assert "RobustSpring" in obj["hits"][0]["title"]
+
+
+def test_query_file_from_stdin_one_line_per_query(seed_index):
+    r = run_py("-m", "search", "query", "--file", "-", "-k", "2", "--json", env={"SEARCH_INDEX": str(seed_index)},
+               stdin="music recognition\nmolecule reasoning benchmark\n")
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["query"] for x in lines] == ["music recognition", "molecule reasoning benchmark"]
+
+
+def test_similar_table_and_unknown_id(seed_index, engine):
+    pid = engine.papers[0].id
+    r = run_py("-m", "search", "similar", pid, "-k", "4", "--index", str(seed_index))
+    assert r.returncode == 0 and r.stdout.count("\n") >= 5 and pid not in r.stdout.split("\n", 1)[1]
+    r = run_py("-m", "search", "similar", "nosuchid", "--index", str(seed_index))
+    assert r.returncode == 2 and "nosuchid" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_on_missing_index_says_what_to_run(tmp_path):
+    r = run_py("-m", "search", "query", "x", "--index", str(tmp_path / "none"))
+    assert r.returncode == 2 and "python index_build.py" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("name,data,message", BAD, ids=[b[0] for b in BAD])
+def test_build_refuses_bad_input_and_keeps_the_old_index(tmp_path, seed_index, name, data, message):
+    out = tmp_path / "index"
+    shutil.copytree(seed_index.resolve(), out)
+    before = (out / "manifest.json").read_bytes()
+    path = tmp_path / name
+    if name == "emptydir":
+        path.mkdir()
+    elif data is not None:
+        path.write_bytes(data)
+    r = run_py("index_build.py", str(path), "--out", str(out))
+    assert r.returncode == 2
+    assert message in r.stderr and str(path) in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert (out / "manifest.json").read_bytes() == before
+
+
+def test_second_build_at_once_refuses(tmp_path):
+    import fcntl
+    import os
+    out = tmp_path / "index"
+    fd = os.open(tmp_path / ".index.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        r = run_py("index_build.py", str(SEEDS), "--out", str(out))
+    finally:
+        os.close(fd)
+    assert r.returncode == 2 and "another build" in r.stderr and not out.exists()

@@ -1,0 +1,114 @@
+"""Building, publishing, checking and refusing index directories."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEEDS, run_py
+from search.build import build_index
+from search.engine import Engine, open_engine
+from search.index import IndexLoadError, load_index, versions_dir
+
+
+def test_layout_is_inspectable_and_manifest_complete(seed_index):
+    files = {p.name for p in seed_index.resolve().iterdir()}
+    assert {"manifest.json", "papers.jsonl", "vectors.faiss"} <= files
+    assert not any(f.endswith(".pkl") or f.endswith(".pickle") for f in files)
+    m = json.loads((seed_index / "manifest.json").read_text())
+    assert m["count"] == 66 and m["dimension"] == 384 and m["index_type"] == "IndexFlatIP"
+    assert len(m["model"]["fingerprint"]) == 64 and len(m["corpus_fingerprint"]) == 64
+    assert set(m["files"]) == {"papers.jsonl", "vectors.faiss"} | {k for k in m["files"] if "/" in k or k.endswith(".json") or k.endswith(".npy")}
+    assert "sentence-transformers" in m["library_versions"]
+
+
+def test_corrupt_files_are_refused(index_copy):
+    path = index_copy.resolve()
+    data = bytearray((path / "vectors.faiss").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (path / "vectors.faiss").write_bytes(bytes(data))
+    with pytest.raises(IndexLoadError, match="checksum.*python index_build.py"):
+        load_index(index_copy)
+
+
+def test_truncated_records_and_broken_manifest_are_refused(index_copy):
+    path = index_copy.resolve()
+    rec = path / "papers.jsonl"
+    rec.write_bytes(rec.read_bytes()[:1000])
+    with pytest.raises(IndexLoadError, match="papers.jsonl"):
+        load_index(index_copy)
+    (path / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexLoadError, match="manifest.json is unreadable"):
+        load_index(index_copy)
+
+
+def test_other_model_is_refused(index_copy, model, fingerprint):
+    path = index_copy.resolve()
+    m = json.loads((path / "manifest.json").read_text())
+    m["model"]["fingerprint"] = "0" * 64
+    (path / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(IndexLoadError, match="another model"):
+        Engine(load_index(index_copy), model, fingerprint)
+
+
+def test_missing_index_says_what_to_run(tmp_path):
+    with pytest.raises(IndexLoadError, match="python index_build.py"):
+        load_index(tmp_path / "nothing")
+
+
+def test_cache_makes_unchanged_rebuild_embed_nothing_and_new_file_only_its_papers(tmp_path, model):
+    out, cache = tmp_path / "index", tmp_path / "cache"
+    first = build_index([SEEDS], out, model=model, cache_dir=cache)
+    assert first.embedded == 66
+    again = build_index([SEEDS], out, model=model, cache_dir=cache)
+    assert again.embedded == 0 and again.count == 66
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text('{"abstract": "A new paper about retrieval-augmented generation for code."}\n'
+                     '{"abstract": "Another new paper about diffusion models for proteins."}\n')
+    grown = build_index([SEEDS, extra], out, model=model, cache_dir=cache)
+    assert grown.embedded == 2 and grown.count == 68
+    assert load_index(out).manifest["count"] == 68
+    # old builds are pruned but the newest few are kept for readers mid-load
+    assert len(list(versions_dir(out).glob("build-*"))) <= 3
+
+
+def test_rebuild_from_cache_gives_identical_vectors(tmp_path, model, seed_index):
+    out = tmp_path / "index"
+    build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c")
+    build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c")
+    a, b = load_index(out), load_index(seed_index)
+    assert a.manifest["corpus_fingerprint"] == b.manifest["corpus_fingerprint"]
+    import numpy as np
+    assert np.allclose(a.vectors.reconstruct_n(0, 66), b.vectors.reconstruct_n(0, 66), atol=1e-5)
+
+
+def _hits(index):
+    return [h.paper.id for h in open_engine(index).search("positional embeddings and long context", 5).hits]
+
+
+def test_build_killed_midway_leaves_old_index_loadable(tmp_path, seed_index):
+    out = tmp_path / "index"
+    subprocess.run(["cp", "-r", str(seed_index.resolve()), str(tmp_path / "seedcopy")], check=True)
+    r = run_py("index_build.py", str(SEEDS), "--out", str(out), "--cache", str(tmp_path / "c"))
+    assert r.returncode == 0, r.stderr
+    before = _hits(out)
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(json.dumps({"abstract": f"Paper {i} studies topic number {i} in depth."}) + "\n"
+                           for i in range(3000)))
+    for delay in (0.5, 3.0, 6.0, 9.0):
+        p = subprocess.Popen([sys.executable, "index_build.py", str(SEEDS), str(big), "--out", str(out),
+                              "--cache", str(tmp_path / f"c{delay}")], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        assert _hits(out) == before
+        assert load_index(out).manifest["count"] == 66
+    # the next build clears what the killed ones left behind
+    r = run_py("index_build.py", str(SEEDS), "--out", str(out), "--cache", str(tmp_path / "c"))
+    assert r.returncode == 0, r.stderr
+    assert not list(versions_dir(out).glob("tmp-*"))

@@ -1,0 +1,73 @@
+from search.text import (clean_for_model, content_id, derive_title, match_key, plain_markdown,
+                         split_sentences, to_markdown)
+
+
+def test_latex_commands_and_escapes_are_cleaned():
+    s = r"we propose C$^3$B ($\textbf{C}$omics $\textbf{C}$ross-$\textbf{C}$ultural $\textbf{B}$enchmark), up $25$\% \citep{Anderson1982Acquisition}."
+    assert clean_for_model(s) == "we propose C3B (Comics Cross-Cultural Benchmark), up 25%."
+
+
+def test_markdown_emphasis_is_cleaned():
+    s = "by ***Dro**pping the **P**ositional **E**mbeddings (DroPE)* and _Top-$k$ Learning-to-Defer_ in snake_case"
+    assert clean_for_model(s) == ("by Dropping the Positional Embeddings (DroPE) and Top-k "
+                                  "Learning-to-Defer in snake_case")
+
+
+def test_cleaning_is_idempotent_on_markup():
+    s = r"$\textit{Math Blind}$ ***spatial transfer*** reduces cost by 18$\times$ at $O(1/\sqrt{K})$"
+    once = clean_for_model(s)
+    assert clean_for_model(once) == once
+    assert "\\" not in once and "$" not in once and "*" not in once
+
+
+def test_same_abstract_with_other_markup_has_same_key_and_id():
+    a = r"We study $\textbf{robust}$ learning under 10\% noise."
+    b = "We study **robust** learning under 10% noise."
+    assert match_key(a) == match_key(b)
+    assert content_id(a) == content_id(b)
+    assert content_id(a) != content_id("We study robust learning under 20% noise.")
+
+
+def test_display_markdown_keeps_math_and_escapes_html_and_links():
+    md = to_markdown(r"Gains of $+6.89$% <script>alert(1)</script> [x](javascript:alert(1)) \textbf{bold}")
+    assert "$+6.89$" in md
+    assert "<script>" not in md and r"\<script\>" in md
+    assert "](javascript" not in md
+    assert "**bold**" in md
+
+
+def test_display_markdown_neutralises_dangerous_tex():
+    md = to_markdown(r"see $$\href{javascript:alert(1)}{click}$$ now")
+    assert "\\href" not in md and "javascript:alert" not in md.replace("\\", "")
+
+
+def test_plain_markdown_escapes_everything():
+    assert plain_markdown("**a** <b>") == r"\*\*a\*\* \<b\>"
+
+
+def test_title_names_the_method_when_the_abstract_does():
+    ab = ("Recent advances in SciML have enabled neural operators. We propose GMsFEM-NO, a hybrid "
+          "framework that combines the robustness of multiscale methods with neural operators.")
+    assert derive_title(ab).startswith("GMsFEM-NO")
+
+
+def test_title_prefers_acronym_with_its_expansion():
+    ab = ("A fundamental problem is grouping tasks. In this paper, we propose ETAP (Ensemble Task "
+          "Affinity Predictor), a scalable framework.")
+    assert derive_title(ab) == "ETAP: Ensemble Task Affinity Predictor"
+
+
+def test_title_falls_back_to_leading_clause():
+    ab = "Algorithms increasingly serve as information mediators, shaping what we see. We analyse this."
+    assert derive_title(ab) == "Algorithms increasingly serve as information mediators"
+
+
+def test_field_acronym_is_not_taken_for_the_method():
+    ab = ("Partial differential equations (PDEs) are everywhere. We introduce a solver for PDEs "
+          "that is fast.")
+    assert not derive_title(ab).startswith("PDEs")
+
+
+def test_sentences_split_but_not_on_abbreviations():
+    s = "We use e.g. graphs. Results improve by 3.5 points. Code is public."
+    assert split_sentences(s) == ["We use e.g. graphs.", "Results improve by 3.5 points.", "Code is public."]
