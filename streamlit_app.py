@@ -111,14 +111,20 @@ def results(result: Result, key: str) -> None:
 
 # ---------------------------------------------------------------- views
 
+def submit_query() -> None:
+    text = st.session_state["query_box"].strip()
+    go(q=text) if text else go()
+
+
 def search_view(engine: Engine, query: str, k: int) -> None:
+    # the box follows the URL (examples, Back), and keeps its identity across reruns
+    if st.session_state.get("query_from_url") != query:
+        st.session_state["query_box"] = query
+        st.session_state["query_from_url"] = query
     with st.form("search", border=False):
-        text = st.text_input("Search papers by meaning", value=query, max_chars=20_000,
-                             placeholder="e.g. how can a language model read longer documents?")
-        submitted = st.form_submit_button("Search", type="primary")
-    if submitted and text.strip() != query:
-        go(q=text.strip()) if text.strip() else go()
-        st.rerun()
+        st.text_input("Search papers by meaning", key="query_box", max_chars=20_000,
+                      placeholder="e.g. how can a language model read longer documents?")
+        st.form_submit_button("Search", type="primary", on_click=submit_query)
     if not query.strip():
         st.markdown(f"Search **{len(engine.papers)} papers** by what they are about, in your own words. "
                     "Try one of these:")
