@@ -5,6 +5,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import evidence, lexical
 from . import index as ix
 from .corpus import load_corpus
 from .embed import (DEFAULT_MODEL, EmbeddingCache, Progress, encode_cached, load_model,
@@ -15,8 +16,9 @@ from .embed import (DEFAULT_MODEL, EmbeddingCache, Progress, encode_cached, load
 class BuildReport:
     path: Path
     count: int
-    embedded: int                      # texts that were not in the cache
+    embedded: int                      # abstracts that were not in the cache
     seconds: float
+    embedded_sentences: int = 0        # sentences (for "why this result") not in the cache
     timings: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
@@ -27,7 +29,7 @@ def default_cache_dir(out: Path) -> Path:
 
 def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, batch_size: int = 32,
                 cache_dir: Path | None = None, device: str | None = None, skip_bad: bool = False,
-                model=None, progress: Progress | None = None) -> BuildReport:
+                model=None, progress: Progress | None = None, sentences: bool = True) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -43,12 +45,19 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         t = time.perf_counter()
         cache = EmbeddingCache(cache_dir or default_cache_dir(out), fingerprint)
         vectors, embedded = encode_cached(model, [p.text for p in papers], cache, batch_size, progress)
+        # sentence vectors serve "why this result" only; an evaluation run can skip them
+        sentence_groups = evidence.paper_sentences(papers) if sentences else []
+        sentence_vectors, embedded_sentences = encode_cached(
+            model, evidence.flat_texts(sentence_groups), cache, batch_size, desc="sentences")
         timings["embed"] = time.perf_counter() - t
 
         t = time.perf_counter()
         build_dir = ix.new_build_dir(out)
         ix.write_papers(build_dir / ix.PAPERS, papers)
         ix.write_vectors(build_dir / ix.VECTORS, vectors)
+        if sentences:
+            evidence.write(build_dir, sentence_groups, sentence_vectors)
+        lexical.build([p.text for p in papers], build_dir / lexical.BM25_DIR)
         manifest = {
             "format": ix.FORMAT,
             "model": {"name": model_name, "fingerprint": fingerprint,
@@ -57,6 +66,9 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "count": len(papers),
             "metric": "cosine (inner product of L2-normalised vectors)",
             "index_type": "IndexFlatIP",
+            "lexical": "BM25 (bm25s, Lucene variant, k1=1.5, b=0.75) over cleaned title + abstract, "
+                       "English stop words, Snowball stems",
+            "sentences": int(sentence_vectors.shape[0]),
             "corpus_fingerprint": ix.corpus_fingerprint(papers),
             "inputs": [str(p) for p in inputs],
             "skipped_lines": len(skipped),
@@ -68,4 +80,5 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         ix.write_manifest(build_dir, manifest)
         final = ix.publish(build_dir, out)
     return BuildReport(path=final, count=len(papers), embedded=embedded,
+                       embedded_sentences=embedded_sentences,
                        seconds=time.perf_counter() - t0, timings=timings, skipped=skipped)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .corpus import CorpusError
-from .engine import Engine, Result, UnknownPaper, open_engine
+from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .index import BuildBusy, IndexLoadError
 
 EXPECTED_ERRORS = (CorpusError, IndexLoadError, BuildBusy, UnknownPaper, FileNotFoundError)
@@ -93,8 +93,18 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
         queries = [" ".join(args.text)]
     if not any(q.strip() for q in queries):
         raise UsageError("empty query: give TEXT or --file FILE")
-    _emit((("query", q, engine.search(q, args.k)) for q in queries), args.json)
+    _check_filters(engine, args)
+    _emit((("query", q, engine.search(q, args.k, args.mode, args.area, args.venue)) for q in queries),
+          args.json)
     return 0
+
+
+def _check_filters(engine: Engine, args: argparse.Namespace) -> None:
+    for name, given, known in (("area", args.area, engine.areas), ("venue", args.venue, engine.venues)):
+        bad = [g for g in given if g not in known]
+        if bad:
+            raise UsageError(f"unknown --{name} {', '.join(repr(b) for b in bad)}; this index has: "
+                             f"{'; '.join(known) or 'none'}")
 
 
 def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
@@ -104,7 +114,7 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
     bad = 0
     for ids in requests:
         try:
-            _emit([("paper", " ".join(ids), engine.similar(ids, args.k))], args.json)
+            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, args.area, args.venue))], args.json)
         except UnknownPaper as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
@@ -117,6 +127,9 @@ def parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+        p.add_argument("--area", action="append", default=[], help="only this primary area (repeatable)")
+        p.add_argument("--venue", action="append", default=[],
+                       help="only this venue, e.g. 'ICLR 2026 Oral' (repeatable)")
         p.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         p.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -124,16 +137,48 @@ def parser() -> argparse.ArgumentParser:
     q = sub.add_parser("query", help="papers closest to a text")
     q.add_argument("text", nargs="*")
     q.add_argument("--file", help="one query per line; - for stdin")
+    q.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"ranking (default {DEFAULT_MODE})")
     common(q)
     s = sub.add_parser("similar", help="papers closest to one or more papers")
     s.add_argument("ids", nargs="*")
     s.add_argument("--file", help="one request per line, ids separated by spaces; - for stdin")
     common(s)
+    e = sub.add_parser("evaluate", help="nDCG@10, MRR@10, Recall@10/100 per mode on BEIR-layout datasets")
+    e.add_argument("datasets", nargs="+", type=Path, help="folders with corpus.jsonl, queries.jsonl, qrels/")
+    e.add_argument("--split", default="test")
+    e.add_argument("--model", default=None, help="embedding model (default: all-MiniLM-L6-v2)")
+    e.add_argument("--mode", action="append", choices=MODES, help="modes to score (default: all)")
+    e.add_argument("--fusion", choices=("rrf", "blend"), default=DEFAULT_FUSION)
+    e.add_argument("--alpha", type=float, default=DEFAULT_ALPHA, help="dense weight of the blend fusion")
+    e.add_argument("--cache", type=Path, default=None,
+                   help="embedding cache (default: beside each dataset); share one to embed a corpus once")
+    e.add_argument("--json", action="store_true", help="one JSON object per dataset")
     return ap
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .embed import DEFAULT_MODEL, load_model
+    from .evaluate import load_queries, prepare, read_qrels, table
+    from .evaluate import evaluate as run
+
+    name = args.model or DEFAULT_MODEL
+    model = load_model(name)
+    for dataset in args.datasets:
+        queries, qrels = load_queries(dataset), read_qrels(dataset, args.split)
+        engine = open_engine(prepare(dataset, name, model, args.cache), model=model, fusion=args.fusion, alpha=args.alpha)
+        results = run(engine, queries, qrels, args.mode or list(MODES))
+        if args.json:
+            print(json.dumps({"dataset": str(dataset), "model": name, "fusion": args.fusion,
+                              "alpha": args.alpha, "results": results}), flush=True)
+        else:
+            print(table(f"{dataset} ({name}, fusion {args.fusion})", results) + "\n", flush=True)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "evaluate":
+        return cmd_evaluate(args)
     if args.k < 1:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())

@@ -72,6 +72,8 @@ def input_files(paths: list[Path]) -> list[Path]:
             if not found:
                 raise CorpusError(f"{p}: directory holds no abstract files (.txt, .jsonl, .csv)")
             files.extend(found)
+        elif p.suffix.lower() not in TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES:
+            raise CorpusError(f"{p}: unsupported file type '{p.suffix}' (use .txt, .jsonl or .csv)")
         else:
             files.append(p)
     return files
@@ -267,7 +269,9 @@ def _merge_group(group: list[Record]) -> Paper:
     # the content id stays an alias so links made before the record gained an id keep working
     aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + [derived_id]) if a != pid]
     title = _first(group, "title")
-    return Paper(id=pid, abstract=best.abstract, text=clean_for_model(best.abstract),
+    # a real title is part of what the paper is about; a derived one only repeats the abstract
+    text = clean_for_model(f"{title}. {best.abstract}" if title else best.abstract)
+    return Paper(id=pid, abstract=best.abstract, text=text,
                  title=title or derive_title(best.abstract), title_derived=not title,
                  sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases,
                  authors=_first(group, "authors"), keywords=_first(group, "keywords"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 
 # LaTeX commands whose argument is dropped entirely (citations and cross-references).
 _DROP_ARG = ("cite", "citep", "citet", "citealp", "citeauthor", "citeyear", "ref", "eqref",
@@ -78,7 +79,20 @@ def _delatex(text: str) -> str:
 
 
 def clean_for_model(text: str) -> str:
-    """Plain text for the embedding model and BM25: no LaTeX, no Markdown emphasis."""
+    """Plain text for the embedding model and BM25: no LaTeX, no Markdown emphasis.
+
+    Applied to a fixed point, so cleaning clean text changes nothing (a pass can expose new markup,
+    as in "\\\\textbf{x}").
+    """
+    for _ in range(8):
+        cleaned = _clean_once(text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def _clean_once(text: str) -> str:
     text = strip_control(unicodedata.normalize("NFC", text))
 
     def math(m: re.Match) -> str:
@@ -132,34 +146,42 @@ _UNSAFE_TEX = re.compile(r"\\(?:href|url|includegraphics|htmlClass|htmlId|htmlSt
                          r"input|include|def|newcommand|renewcommand)\b")
 
 
-def to_markdown(text: str) -> str:
-    """Markdown that Streamlit can render safely: math kept for KaTeX, HTML/links shown as text."""
+def to_markdown(text: str, mark: Callable[[str], bool] | None = None) -> str:
+    """Markdown that Streamlit can render safely: math kept for KaTeX, HTML/links shown as text.
+
+    Words for which `mark` is true (a query's terms) are set in bold.
+    """
     text = strip_control(text)
     parts: list[str] = []
     pos = 0
     for m in _MATH.finditer(text):
-        parts.append(_markdown_prose(text[pos:m.start()]))
+        parts.append(_markdown_prose(text[pos:m.start()], mark))
         inner = m.group(1) if m.group(1) is not None else m.group(2)
         styled = re.fullmatch(r"\s*\\(textbf|textit|emph|texttt|mathbf)\{([\w\s.,:;+-]*)\}\s*", inner)
         if styled:  # $\textbf{C}$omics: emphasis dressed as math reads better as Markdown
-            mark = "**" if styled.group(1) in ("textbf", "mathbf") else "*"
-            parts.append(f"{mark}{_escape_md(styled.group(2))}{mark}" if styled.group(2).strip() else "")
+            emph = "**" if styled.group(1) in ("textbf", "mathbf") else "*"
+            parts.append(f"{emph}{_escape_md(styled.group(2))}{emph}" if styled.group(2).strip() else "")
         elif _UNSAFE_TEX.search(inner) or "\n" in inner:
             parts.append(_escape_md(clean_for_model(m.group(0))))
         else:
             delim = "$$" if m.group(1) is not None else "$"
+            # KaTeX spells these as commands, so no HTML-like text reaches the Markdown renderer
+            inner = inner.replace("<", r"\lt ").replace(">", r"\gt ").replace("&", r"\&")
             parts.append(f"{delim}{inner.strip()}{delim}")
         pos = m.end()
-    parts.append(_markdown_prose(text[pos:]))
+    parts.append(_markdown_prose(text[pos:], mark))
     return "".join(parts)
 
 
-def _markdown_prose(text: str) -> str:
+def _markdown_prose(text: str, mark: Callable[[str], bool] | None = None) -> str:
     text = _display_latex_text(text)
     text = text.replace("$", "\uff04")  # a lone dollar must not open KaTeX math
     # escape everything that could make a link, image, HTML or code; keep * and _ emphasis
     text = _escape_md(re.sub(r"\\(?=[A-Za-z])", "", text))
     text = re.sub(r"(?m)^(\s*)([-+>=]|\d+\.)", r"\1\\\2", text)  # no lists/quotes/headers
+    if mark:
+        text = re.sub(r"(?<![\w*])([^\W\d_][\w-]*)", lambda m: f"**{m.group(1)}**" if mark(m.group(1))
+                      else m.group(1), text)
     return text.replace("\uff04", r"\$")
 
 

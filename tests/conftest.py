@@ -47,6 +47,43 @@ def engine(seed_index, model, fingerprint):
     return Engine(load_index(seed_index), model, fingerprint)
 
 
+@pytest.fixture(scope="session")
+def iclr_subset(tmp_path_factory) -> Path:
+    """A realistic slice of ../shared: the records of the 53 seed papers plus 150 others."""
+    import json
+
+    from search.corpus import load_corpus
+    from search.text import match_key
+
+    if not SHARED_DATA.is_file():
+        pytest.skip("needs ../shared/data/iclr2026_papers.jsonl")
+    seed_keys = {match_key(p.abstract) for p in load_corpus([SEEDS])[0]}
+    rows = [json.loads(line) for line in SHARED_DATA.open(encoding="utf-8")]
+    picked = [r for r in rows if match_key(r["abstract"]) in seed_keys]
+    picked += [r for r in rows if match_key(r["abstract"]) not in seed_keys][:150]
+    path = tmp_path_factory.mktemp("subset") / "iclr_subset.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def iclr_index(tmp_path_factory, model, iclr_subset) -> Path:
+    """Seeds merged with their full records and 150 more ICLR papers, built with the real model."""
+    from search.build import build_index
+
+    out = tmp_path_factory.mktemp("iclrindex") / "index"
+    build_index([SEEDS, iclr_subset], out, model=model)
+    return out
+
+
+@pytest.fixture(scope="session")
+def iclr_engine(iclr_index, model, fingerprint):
+    from search.engine import Engine
+    from search.index import load_index
+
+    return Engine(load_index(iclr_index), model, fingerprint)
+
+
 @pytest.fixture
 def index_copy(seed_index, tmp_path) -> Path:
     """A private copy of the seed index that a test may damage."""

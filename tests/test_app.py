@@ -79,3 +79,45 @@ def test_broken_index_shows_message_not_traceback(tmp_path, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
     assert "python index_build.py" in at.error[0].value
+
+
+@pytest.fixture
+def iclr_app(iclr_index, monkeypatch):
+    monkeypatch.setenv("SEARCH_INDEX", str(iclr_index))
+    return AppTest.from_file(APP, default_timeout=120)
+
+
+def test_real_metadata_evidence_and_openreview_link(iclr_app):
+    iclr_app.query_params["q"] = "task grouping for multi-task learning"
+    iclr_app.run()
+    assert not iclr_app.exception and not iclr_app.error
+    headers = [m.value for m in iclr_app.markdown if m.value.startswith("#####")]
+    assert "Ensemble Prediction of Task Affinity" in headers[0]
+    captions = [c.value for c in iclr_app.caption]
+    assert any("Poster" in c or "Oral" in c for c in captions) and any(c.startswith("Keywords:") for c in captions)
+    why = [m.value for m in iclr_app.markdown if m.value.startswith("**Why:**")]
+    assert len(why) == 10 and "**task**" in why[0].lower()
+    links = iclr_app.get("link_button")
+    assert links and all(b.proto.url.startswith("https://openreview.net/") for b in links)
+
+
+def test_area_filter_and_mode_from_the_url(iclr_app):
+    iclr_app.query_params["q"] = "policy optimization"
+    iclr_app.query_params["area"] = "reinforcement learning"
+    iclr_app.query_params["mode"] = "keyword"
+    iclr_app.run()
+    assert not iclr_app.exception
+    metas = [c.value for c in iclr_app.caption if "similarity" in c.value]
+    assert metas and all("reinforcement learning" in m for m in metas)
+    assert iclr_app.radio[0].value == "keyword"
+    assert iclr_app.multiselect[0].value == ["reinforcement learning"]
+
+
+def test_old_seed_link_opens_the_merged_paper_with_shared_evidence(iclr_app, engine):
+    seed = next(p for p in engine.papers if p.title.startswith("ETAP"))
+    iclr_app.query_params["paper"] = seed.id
+    iclr_app.run()
+    assert not iclr_app.exception and not iclr_app.error
+    headers = [m.value for m in iclr_app.markdown if m.value.startswith("#####")]
+    assert "Ensemble Prediction of Task Affinity" in headers[0] and len(headers) == 11
+    assert sum(m.value.startswith("**Closest sentences.**") for m in iclr_app.markdown) == 10

@@ -71,3 +71,8 @@ def test_field_acronym_is_not_taken_for_the_method():
 def test_sentences_split_but_not_on_abbreviations():
     s = "We use e.g. graphs. Results improve by 3.5 points. Code is public."
     assert split_sentences(s) == ["We use e.g. graphs.", "Results improve by 3.5 points.", "Code is public."]
+
+
+def test_marked_terms_are_bold_also_after_styled_math():
+    md = to_markdown(r"$\textbf{C}$omics help cultural benchmarks", mark=lambda w: w.lower() == "cultural")
+    assert "**C**omics" in md and "**cultural**" in md
