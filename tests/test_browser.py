@@ -75,3 +75,38 @@ def test_abstract_math_renders_and_script_query_is_inert(server, page):
     page.locator(".katex").first.wait_for(timeout=30_000)  # $...$ in abstracts is typeset, not raw
     assert "C3B" in page.locator("h5").first.inner_text()
     no_error_on(page)
+
+
+HOSTILE = ROOT / "tests" / "hostile" / "hostile.jsonl"
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory, model):
+    from search.build import build_index
+
+    out = tmp_path_factory.mktemp("hostile") / "index"
+    build_index([HOSTILE], out, model=model)
+    with streamlit_server(ROOT, out) as url:
+        yield url
+
+
+def assert_inert(page):
+    assert not page.dialogs, page.dialogs
+    assert page.locator("img[onerror], iframe, [onclick]").count() == 0
+    for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
+        assert href.startswith(("http://", "https://", "/", "?", "#")), href
+
+
+@pytest.mark.parametrize("view", ["?q=robust+kernels", "?paper=h1", "?paper=h4&k=5"])
+def test_hostile_text_is_shown_as_text_and_runs_nothing(hostile_server, page, view):
+    page.goto(hostile_server + "/" + view)
+    page.locator("h5").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)  # give any injected script or handler time to fire
+    for expander in page.get_by_text("Abstract").all():
+        expander.click()
+    page.wait_for_timeout(500)
+    body = page.inner_text("body")
+    if "paper=h1" in view or "q=" in view:
+        assert "<script>alert(1)</script>" in body or "<script>alert('title')</script>" in body
+    assert_inert(page)
+    no_error_on(page)
