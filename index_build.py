@@ -21,6 +21,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--device", default=None, help="cpu, cuda or mps (default: cpu)")
     ap.add_argument("--cache", type=Path, default=None,
                     help="embedding cache directory (default: .embedding_cache/ beside the index)")
+    ap.add_argument("--multilingual", action="store_true",
+                    help="add a multilingual vector space so queries in other languages find these papers")
     ap.add_argument("--skip-bad-lines", action="store_true",
                     help="skip malformed lines with a warning each instead of stopping at the first")
     args = ap.parse_args(argv)
@@ -32,7 +34,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     report = build_index(args.inputs, args.out, args.model, args.batch_size, args.cache,
-                         args.device, args.skip_bad_lines)
+                         args.device, args.skip_bad_lines, multilingual=args.multilingual)
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)
     if report.skipped:

@@ -162,7 +162,8 @@ def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str],
         st.session_state["query_from_url"] = query
     with st.form("search", border=False):
         st.text_input("Search papers by meaning", key="query_box", max_chars=20_000,
-                      placeholder="e.g. how can a language model read longer documents?")
+                      placeholder="e.g. how can a language model read longer documents? (any language)"
+                      if engine.multilingual else "e.g. how can a language model read longer documents?")
         st.form_submit_button("Search", type="primary", on_click=submit_query)
     if not query.strip():
         st.markdown(f"Search **{len(engine.papers):,} papers** by what they are about, in your own words, "
@@ -177,7 +178,8 @@ def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str],
         (st.warning if result.truncated else st.info)(result.message)
     if result.hits:
         filtered = " matching the filters" if areas or venues else ""
-        st.caption(f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking")
+        across = " · searched across languages" if result.space == "multilingual" else ""
+        st.caption(f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}")
     for h in result.hits:
         hit_card(h, "q", result)
 

@@ -22,8 +22,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
+
+
+from report import write_report  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -130,10 +134,7 @@ def main() -> None:
              f"Command: python benchmarks/bench_core.py {' '.join(sys.argv[1:])}".rstrip(), "",
              "| measure | value | against its floor |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    report = "\n".join(lines)
-    print(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report + "\n")
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
 
 from browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from report import write_report  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:
@@ -141,10 +142,7 @@ def main() -> None:
              f"| server RSS start → end | {start_mb:.0f} MB → {end_mb:.0f} MB ({end_mb - start_mb:+.0f} MB) |"]
     if stats["errors"]:
         lines += ["", "Errors:"] + [f"- {e}" for e in stats["errors"][:20]]
-    report = "\n".join(lines)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report + "\n")
-    print(report)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

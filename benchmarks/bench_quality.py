@@ -22,9 +22,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
 
 FUSIONS = [("rrf", 0.5), ("blend", 0.3), ("blend", 0.5), ("blend", 0.7)]
+
+
+from report import write_report  # noqa: E402
 
 
 def similar_precision(engine, area_of: dict[str, str], mode: str, k: int = 10) -> tuple[float, float]:
@@ -85,10 +89,7 @@ def main() -> None:
         p, ms = similar_precision(engine, area_of, variant)
         lines.append(f"| {variant} | {p:.3f} | {ms:.1f} |")
         print(lines[-1], flush=True)
-    report = "\n".join(lines)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report + "\n")
-    print(report)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

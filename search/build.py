@@ -7,9 +7,16 @@ from pathlib import Path
 
 from . import evidence, lexical
 from . import index as ix
+import numpy as np
+
 from .corpus import load_corpus
 from .embed import (DEFAULT_MODEL, EmbeddingCache, Progress, encode_cached, load_model,
                     model_dimension, model_fingerprint)
+from .multilingual import NAME as ML_NAME
+from .multilingual import SENTENCE_VECTORS as MULTI_SENTENCES
+from .multilingual import TITLE_VECTORS as MULTI_TITLES
+from .multilingual import VECTORS as MULTI_VECTORS
+from .multilingual import MultilingualEncoder
 
 
 @dataclass
@@ -29,7 +36,8 @@ def default_cache_dir(out: Path) -> Path:
 
 def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, batch_size: int = 32,
                 cache_dir: Path | None = None, device: str | None = None, skip_bad: bool = False,
-                model=None, progress: Progress | None = None, sentences: bool = True) -> BuildReport:
+                model=None, progress: Progress | None = None, sentences: bool = True,
+                multilingual: bool = False) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -50,6 +58,17 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         sentence_vectors, embedded_sentences = encode_cached(
             model, evidence.flat_texts(sentence_groups), cache, batch_size, desc="sentences")
         timings["embed"] = time.perf_counter() - t
+        if multilingual:
+            t = time.perf_counter()
+            ml = MultilingualEncoder()
+            ml_cache = EmbeddingCache(cache_dir or default_cache_dir(out), ml.fingerprint)
+            ml_vectors, _ = encode_cached(ml, [p.text for p in papers], ml_cache, batch_size, progress,
+                                          desc="multilingual")
+            ml_sentences, _ = encode_cached(ml, evidence.flat_texts(sentence_groups), ml_cache, batch_size,
+                                            desc="multilingual sentences")
+            ml_titles, _ = encode_cached(ml, [p.title for p in papers], ml_cache, batch_size,
+                                         desc="multilingual titles")
+            timings["multilingual"] = time.perf_counter() - t
 
         t = time.perf_counter()
         build_dir = ix.new_build_dir(out)
@@ -58,6 +77,10 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         if sentences:
             evidence.write(build_dir, sentence_groups, sentence_vectors)
         lexical.build([p.text for p in papers], build_dir / lexical.BM25_DIR)
+        if multilingual:
+            ix.write_vectors(build_dir / MULTI_VECTORS, ml_vectors)
+            np.save(build_dir / MULTI_SENTENCES, ml_sentences.astype(np.float16))
+            np.save(build_dir / MULTI_TITLES, ml_titles.astype(np.float32))
         manifest = {
             "format": ix.FORMAT,
             "model": {"name": model_name, "fingerprint": fingerprint,
@@ -71,12 +94,15 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "sentences": int(sentence_vectors.shape[0]),
             "corpus_fingerprint": ix.corpus_fingerprint(papers),
             "inputs": [str(p) for p in inputs],
+            "multilingual": {"model": ML_NAME, "fingerprint": ml.fingerprint, "dimension": 512,
+                             "sentences": int(ml_sentences.shape[0])} if multilingual else None,
             "skipped_lines": len(skipped),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "library_versions": ix.library_versions(),
         }
         timings["write"] = time.perf_counter() - t
         manifest["build_seconds"] = round(time.perf_counter() - t0, 3)
+        manifest["stage_seconds"] = {k: round(v, 3) for k, v in timings.items()}
         ix.write_manifest(build_dir, manifest)
         final = ix.publish(build_dir, out)
     return BuildReport(path=final, count=len(papers), embedded=embedded,

@@ -63,7 +63,7 @@ def _read_lines(path: str) -> list[str]:
 
 def _table(header: str, result: Result) -> str:
     width = shutil.get_terminal_size((100, 20)).columns
-    out = [header]
+    out = [header + ("  [searched across languages]" if result.space == "multilingual" else "")]
     if result.message:
         out.append(f"  ({result.message})")
     for h in result.hits:
@@ -79,6 +79,8 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
     for key, value, result in results:
         if as_json:
             obj = {key: value, "hits": [h.to_dict() for h in result.hits]}
+            if result.space == "multilingual":
+                obj["language"], obj["space"] = result.language, result.space
             if result.message:
                 obj["message"] = result.message
             print(json.dumps(obj, ensure_ascii=False), flush=True)

@@ -25,6 +25,7 @@ EXAMPLE_QUERIES = [
 MODES = ("hybrid", "semantic", "keyword")
 DEFAULT_MODE = "hybrid"   # measured best on the development sets (README, "Search quality")
 DEFAULT_FUSION, DEFAULT_ALPHA = "blend", 0.3  # best mean nDCG@10 on the three dev sets
+MULTILINGUAL_ALPHA = 0.7  # dense weight for other languages: their words rarely match English BM25
 MAX_QUERY_CHARS = 20_000  # longer input is cut before tokenising; the model sees 256 tokens anyway
 POOL = 100                # candidates each ranker contributes to the fusion
 RRF_K = 60
@@ -60,6 +61,16 @@ class Result:
     truncated: bool = False   # the query was longer than the model's window
     mode: str = ""
     terms: set[str] = field(default_factory=set)  # query stems, for marking matches
+    language: str = "en"      # as detected; other languages rank in the multilingual space
+    space: str = "english"    # "multilingual" when the query was searched across languages
+
+
+def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
+    """Rows of the n highest finite scores, best first."""
+    n = min(n, len(scores))
+    top = np.argpartition(-scores, n - 1)[:n]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return top[np.isfinite(scores[top])]
 
 
 def rrf(rankings: Iterable[np.ndarray], k: int = RRF_K) -> dict[int, float]:
@@ -73,7 +84,8 @@ def rrf(rankings: Iterable[np.ndarray], k: int = RRF_K) -> dict[int, float]:
 
 class Engine:
     def __init__(self, data: IndexData, model, fingerprint: str | None = None, query_cache: int = 256,
-                 fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA):
+                 fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
+                 alpha_multilingual: float = MULTILINGUAL_ALPHA):
         expected = data.manifest["model"]
         if model_dimension(model) != data.manifest["dimension"]:
             raise IndexLoadError(f"the index at {data.path} has {data.manifest['dimension']}-d vectors but "
@@ -85,7 +97,7 @@ class Engine:
         self.model = model
         self.papers = data.papers
         self.max_tokens = int(model.max_seq_length)
-        self.fusion, self.alpha = fusion, alpha
+        self.fusion, self.alpha, self.alpha_multilingual = fusion, alpha, alpha_multilingual
         self._row = {}
         for row, p in enumerate(self.papers):
             for pid in [p.id, *p.aliases]:
@@ -94,6 +106,7 @@ class Engine:
         self.vectors = data.vectors.reconstruct_n(0, data.vectors.ntotal)
         self.lexical = lexical.Lexical(data.path, len(self.papers))
         self.evidence = Evidence.load(data.path) if data.manifest.get("sentences") else None
+        self.multilingual = self._load_multilingual(data)
         self.areas = sorted({p.primary_area for p in self.papers if p.primary_area})
         self.venues = sorted({p.venue for p in self.papers if p.venue})
         self._area = np.array([p.primary_area for p in self.papers], dtype=object)
@@ -126,6 +139,38 @@ class Engine:
             self._cache.popitem(last=False)
         return vec, truncated
 
+    def _load_multilingual(self, data: IndexData):
+        """The second vector space, when the index was built with --multilingual."""
+        import faiss
+
+        from .multilingual import SENTENCE_VECTORS, TITLE_VECTORS, VECTORS, MultilingualEncoder, detect_language
+
+        meta = data.manifest.get("multilingual")
+        if not meta:
+            return None
+        encoder = MultilingualEncoder()
+        if encoder.fingerprint != meta["fingerprint"]:
+            raise IndexLoadError(f"the index at {data.path} has a multilingual space from another "
+                                 f"encoder; {REBUILD} with --multilingual")
+        index = faiss.read_index(str(data.path / VECTORS))
+        if index.ntotal != len(self.papers):
+            raise IndexLoadError(f"{data.path / VECTORS} holds {index.ntotal} vectors for "
+                                 f"{len(self.papers)} papers; {REBUILD}")
+        detect_language("warm the language detector up")
+        sentences = None
+        if self.evidence is not None and meta.get("sentences"):
+            vecs = np.load(data.path / SENTENCE_VECTORS, allow_pickle=False).astype(np.float32)
+            sentences = Evidence(self.evidence.sentences, vecs, self.evidence.offsets)
+        titles = np.load(data.path / TITLE_VECTORS, allow_pickle=False)
+        return {"encoder": encoder, "abstracts": index.reconstruct_n(0, index.ntotal), "titles": titles,
+                "evidence": sentences, "detect": detect_language}
+
+    def _multilingual_scores(self, vec: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        """Mean of the query's cosine to each paper's abstract and to its title (measured best)."""
+        ml = self.multilingual
+        scores = (ml["abstracts"] @ vec.ravel() + ml["titles"] @ vec.ravel()) / 2
+        return scores if mask is None else np.where(mask, scores, -np.inf)
+
     def clear_cache(self) -> None:
         """Forget cached query vectors (for timing runs that must encode every query)."""
         self._cache.clear()
@@ -147,12 +192,13 @@ class Engine:
     def _dense_rank(self, vec: np.ndarray, pool: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         import faiss
 
+        index = self.data.vectors
         if mask is None:
-            scores, rows = self.data.vectors.search(vec, pool)
+            scores, rows = index.search(vec, pool)
         else:
             allowed = np.flatnonzero(mask).astype(np.int64)
             params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
-            scores, rows = self.data.vectors.search(vec, min(pool, len(allowed)) or 1, params=params)
+            scores, rows = index.search(vec, min(pool, len(allowed)) or 1, params=params)
         keep = rows[0] >= 0
         return rows[0][keep], scores[0][keep]
 
@@ -164,17 +210,18 @@ class Engine:
             nonzero = nonzero[np.argpartition(-scores[nonzero], pool)[:pool]]
         return nonzero[np.argsort(-scores[nonzero], kind="stable")]
 
-    def _fuse(self, dense_rows: np.ndarray, dense_scores: np.ndarray, lex_rows: np.ndarray,
-              lex_scores: np.ndarray, vec: np.ndarray) -> list[int]:
+    def _fuse(self, dense_rows: np.ndarray, lex_rows: np.ndarray, lex_scores: np.ndarray, vec: np.ndarray,
+              ml_scores: np.ndarray | None = None) -> list[int]:
         if self.fusion == "rrf":
             fused = rrf([dense_rows, lex_rows])
         else:  # calibrated blend: cosine and BM25 each scaled to [0, 1] over the candidates
             cands = np.unique(np.concatenate([dense_rows, lex_rows])).astype(np.int64)
-            cos = self.vectors[cands] @ vec.ravel()
+            cos = self.vectors[cands] @ vec.ravel() if ml_scores is None else ml_scores[cands]
             lex = lex_scores[cands]
             cos_n = (cos - cos.min()) / max(float(cos.max() - cos.min()), 1e-9)
             lex_n = lex / max(float(lex.max()), 1e-9)
-            fused = dict(zip(cands.tolist(), (self.alpha * cos_n + (1 - self.alpha) * lex_n).tolist()))
+            alpha = self.alpha if ml_scores is None else self.alpha_multilingual
+            fused = dict(zip(cands.tolist(), (alpha * cos_n + (1 - alpha) * lex_n).tolist()))
         return sorted(fused, key=lambda r: -fused[r])
 
     # ------------------------------------------------------------ queries
@@ -192,22 +239,35 @@ class Engine:
             return Result(message="No paper matches these filters.", mode=mode)
         k = max(1, min(int(k), len(self.papers)))
         pool = max(POOL, k)
-        vec, truncated = self.encode_query(query)
+        language = self.multilingual["detect"](query[:2000]) if self.multilingual else "en"
+        ml_scores = None
+        if language != "en":  # MiniLM knows English only: rank in the multilingual space instead
+            vec, truncated = self._encode_multilingual(query[:MAX_QUERY_CHARS]), False
+            ml_scores, sentences = self._multilingual_scores(vec, mask), self.multilingual["evidence"]
+        else:
+            vec, truncated = self.encode_query(query)
+            sentences = self.evidence
         terms = set(lexical.tokenize(query[:MAX_QUERY_CHARS]))
+
+        def dense(n: int) -> np.ndarray:
+            return self._dense_rank(vec, n, mask)[0] if ml_scores is None else top_rows(ml_scores, n)
+
         if mode == "semantic":
-            rows, _ = self._dense_rank(vec, k, mask)
+            rows = dense(k)
         else:
             lex_scores = self.lexical.scores(query[:MAX_QUERY_CHARS])
             lex_rows = self._lexical_rank(lex_scores, pool, mask)
             if mode == "keyword":
                 rows = lex_rows
             else:
-                dense_rows, dense_scores = self._dense_rank(vec, pool, mask)
-                rows = self._fuse(dense_rows, dense_scores, lex_rows, lex_scores, vec)
+                rows = self._fuse(dense(pool), lex_rows, lex_scores, vec, ml_scores)
         rows = np.asarray(rows[:k], dtype=np.int64)
-        cosines = self.vectors[rows] @ vec.ravel() if len(rows) else np.zeros(0)
-        explain = evidence and self.evidence is not None
-        hits = [Hit(self.papers[r], float(c), i + 1, self.evidence.best(r, vec) if explain else [])
+        if ml_scores is None:
+            cosines = self.vectors[rows] @ vec.ravel() if len(rows) else np.zeros(0)
+        else:
+            cosines = ml_scores[rows]
+        explain = evidence and sentences is not None
+        hits = [Hit(self.papers[r], float(c), i + 1, sentences.best(r, vec) if explain else [])
                 for i, (r, c) in enumerate(zip(rows.tolist(), cosines))]
         message = ""
         if truncated:
@@ -215,7 +275,16 @@ class Engine:
                        "only its beginning was searched.")
         elif not hits:
             message = "No paper contains these words. Try the semantic or hybrid mode."
-        return Result(hits, message, truncated, mode, terms)
+        return Result(hits, message, truncated, mode, terms, language,
+                      "english" if ml_scores is None else "multilingual")
+
+    def _encode_multilingual(self, query: str) -> np.ndarray:
+        key = "\x00ml\x00" + query  # the same LRU cache, kept apart from the English vectors
+        if key not in self._cache:
+            self._cache[key] = (self.multilingual["encoder"].encode([query]), False)
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return self._cache[key][0]
 
     def similar(self, ids: list[str], k: int = 10, areas: Iterable[str] = (), venues: Iterable[str] = (),
                 mode: str = "hybrid") -> Result:

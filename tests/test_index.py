@@ -22,7 +22,10 @@ def test_layout_is_inspectable_and_manifest_complete(seed_index):
     m = json.loads((seed_index / "manifest.json").read_text())
     assert m["count"] == 66 and m["dimension"] == 384 and m["index_type"] == "IndexFlatIP"
     assert len(m["model"]["fingerprint"]) == 64 and len(m["corpus_fingerprint"]) == 64
-    assert set(m["files"]) == {"papers.jsonl", "vectors.faiss"} | {k for k in m["files"] if "/" in k or k.endswith(".json") or k.endswith(".npy")}
+    on_disk = {str(f.relative_to(seed_index.resolve())) for f in seed_index.resolve().rglob("*") if f.is_file()}
+    assert set(m["files"]) == on_disk - {"manifest.json"}  # every file is covered by a checksum
+    assert {"papers.jsonl", "vectors.faiss", "sentences.jsonl", "sentences.npy", "sentence_offsets.npy",
+            "bm25/vocab.index.json", "bm25/params.index.json"} <= set(m["files"])
     assert "sentence-transformers" in m["library_versions"]
 
 
@@ -84,3 +87,27 @@ def test_rebuild_from_cache_gives_identical_vectors(tmp_path, model, seed_index)
     assert a.manifest["corpus_fingerprint"] == b.manifest["corpus_fingerprint"]
     import numpy as np
     assert np.allclose(a.vectors.reconstruct_n(0, 66), b.vectors.reconstruct_n(0, 66), atol=1e-5)
+
+
+def test_truncated_faiss_file_is_refused(index_copy):
+    f = index_copy.resolve() / "vectors.faiss"
+    f.write_bytes(f.read_bytes()[:-100])
+    with pytest.raises(IndexLoadError, match="vectors.faiss.*python index_build.py"):
+        load_index(index_copy)
+
+
+def test_index_of_another_dimension_is_refused(index_copy, model, fingerprint):
+    """A whole, self-consistent index of 768-d vectors (another model) cannot serve 384-d queries."""
+    import numpy as np
+
+    from search.index import write_manifest, write_vectors
+
+    path = index_copy.resolve()
+    write_vectors(path / "vectors.faiss", np.random.default_rng(0).normal(size=(66, 768)).astype("float32"))
+    m = json.loads((path / "manifest.json").read_text())
+    m["dimension"] = 768
+    del m["files"]
+    write_manifest(path, m)
+    data = load_index(index_copy)  # checksums and counts agree ...
+    with pytest.raises(IndexLoadError, match="768-d vectors but the query model makes 384-d"):
+        Engine(data, model, fingerprint)  # ... but the query model does not

@@ -1,0 +1,77 @@
+"""Queries in other languages find the English papers; English queries keep their ranking."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, SEEDS
+from search.multilingual import detect_language
+
+
+@pytest.mark.parametrize("text", ["GRPO", "KV cache", "Muon optimizer", "diffusion",
+                                  "LLM, Benchmarking, Statistics, Accuracy",
+                                  "how can a language model read longer documents?", "", "🙂🚀", "C3B"])
+def test_english_and_names_stay_english(text):
+    assert detect_language(text) == "en"
+
+
+@pytest.mark.parametrize("text,lang", [("用统计检验发现大语言模型性能下降", "non-latin script"),
+                                       ("光学音乐识别", "non-latin script"),
+                                       ("GRPO 在大模型推理中的应用", "non-latin script"),
+                                       ("détecter quand un grand modèle de langage se dégrade", "french"),
+                                       ("ein Benchmark für räumliches Denken von Sprachmodellen", "german")])
+def test_other_languages_are_recognised(text, lang):
+    assert detect_language(text) == lang
+
+
+@pytest.fixture(scope="module")
+def ml_index(tmp_path_factory, model):
+    from search.build import build_index
+
+    out = tmp_path_factory.mktemp("ml") / "index"
+    build_index([SEEDS], out, model=model, multilingual=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ml_engine(ml_index, model, fingerprint):
+    from search.engine import Engine
+    from search.index import load_index
+
+    return Engine(load_index(ml_index), model, fingerprint)
+
+
+@pytest.mark.parametrize("query,marker", [("光学乐谱识别的端到端模型", "optical music recognition"),
+                                          ("分子图上的化学推理基准", "MolecularIQ"),
+                                          ("reconnaissance optique de partitions musicales", "optical music recognition")])
+def test_foreign_query_finds_the_english_paper(ml_engine, engine, query, marker):
+    result = ml_engine.search(query, 3)
+    assert result.space == "multilingual"
+    assert marker in result.hits[0].paper.text
+    assert result.hits[0].evidence  # the English sentences that matched
+
+
+def test_multilingual_beats_the_english_model_on_chinese(ml_engine, engine):
+    q = "光学乐谱识别的端到端模型"
+    rank_ml = [h.paper.text for h in ml_engine.search(q, 66, mode="semantic").hits]
+    rank_en = [h.paper.text for h in engine.search(q, 66, mode="semantic").hits]
+    pos = lambda ranking: next(i for i, t in enumerate(ranking) if "optical music recognition" in t)
+    assert pos(rank_ml) == 0 and pos(rank_en) > 0
+
+
+@pytest.mark.parametrize("query", ["extending the context window", "GRPO", "KV cache eviction",
+                                   "benchmark of chemical reasoning over molecular graphs"])
+def test_english_queries_rank_exactly_as_before(ml_engine, engine, query):
+    a = ml_engine.search(query, 10)
+    b = engine.search(query, 10)
+    assert a.space == "english"
+    assert [h.paper.id for h in a.hits] == [h.paper.id for h in b.hits]
+
+
+def test_page_says_it_searched_across_languages(ml_index, monkeypatch):
+    monkeypatch.setenv("SEARCH_INDEX", str(ml_index))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.query_params["q"] = "光学乐谱识别的端到端模型"
+    at.run()
+    assert not at.exception and not at.error
+    assert any("searched across languages" in c.value for c in at.caption)
+    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
+    assert "Legato" in headers[0]
