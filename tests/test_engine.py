@@ -27,11 +27,15 @@ def test_example_queries_on_the_empty_page_find_a_clear_match(engine, query):
     assert hits[0].score - hits[1].score > 0.05
 
 
-def test_scores_are_cosines_in_descending_order(engine):
-    hits = engine.search("graph neural networks", 10).hits
+def test_semantic_scores_are_cosines_in_descending_order(engine):
+    hits = engine.search("graph neural networks", 10, mode="semantic").hits
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0001 for s in scores)
     assert [h.rank for h in hits] == list(range(1, 11))
+    # the hybrid order is the blend's, but the score shown stays the cosine to the query
+    hybrid = engine.search("graph neural networks", 10).hits
+    by_id = {h.paper.id: h.score for h in hits}
+    assert all(abs(h.score - by_id[h.paper.id]) < 1e-5 for h in hybrid if h.paper.id in by_id)
 
 
 def test_similar_never_returns_the_paper_itself(engine):
