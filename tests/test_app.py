@@ -121,3 +121,16 @@ def test_old_seed_link_opens_the_merged_paper_with_shared_evidence(iclr_app, eng
     headers = [m.value for m in iclr_app.markdown if m.value.startswith("#####")]
     assert "Ensemble Prediction of Task Affinity" in headers[0] and len(headers) == 11
     assert sum(m.value.startswith("**Closest sentences.**") for m in iclr_app.markdown) == 10
+
+
+def test_first_run_builds_the_seed_index_then_serves_it(tmp_path, monkeypatch):
+    out = tmp_path / "fresh" / "index"
+    monkeypatch.setenv("SEARCH_INDEX", str(out))
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["q"] = "optical flow robustness to corrupted images"
+    at.run()
+    assert not at.exception and not at.error
+    assert any("building it from the seed abstracts" in i.value for i in at.info)
+    assert (out / "manifest.json").is_file()
+    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
+    assert headers and "RobustSpring" in headers[0]
