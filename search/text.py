@@ -5,6 +5,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 
 # LaTeX commands whose argument is dropped entirely (citations and cross-references).
 _DROP_ARG = ("cite", "citep", "citet", "citealp", "citeauthor", "citeyear", "ref", "eqref",
@@ -50,34 +51,37 @@ def _delatex(text: str) -> str:
     """Turn LaTeX commands into plain text: \\textbf{X} -> X, \\citep{..} -> '', \\% -> %."""
     out: list[str] = []
     i = 0
-    while i < len(text):
-        m = _CMD.match(text, i)
-        if not m:
-            ch = text[i]
-            if ch not in "{}":
-                out.append(ch)
-            i += 1
+    while True:
+        j = text.find("\\", i)
+        # plain runs between commands are copied whole; only their group braces go
+        out.append((text[i:] if j == -1 else text[i:j]).replace("{", "").replace("}", ""))
+        if j == -1:
+            return "".join(out)
+        m = _CMD.match(text, j)
+        if not m:  # a lone backslash
+            out.append("\\")
+            i = j + 1
             continue
         name = m.group(1)
         i = m.end()
         if name in _DROP_ARG:
-            if i < len(text) and text[i] == "[":  # optional argument, e.g. \citep[p.~3]{x}
+            if i < len(text) and text[i] == "[":  # optional argument, e.g. \\citep[p.~3]{x}
                 close = text.find("]", i)
                 i = close + 1 if close != -1 else i
             if i < len(text) and text[i] == "{":
                 _, i = _skip_group(text, i)
             continue
-        if name in ("href",) and i < len(text) and text[i] == "{":
+        if name == "href" and i < len(text) and text[i] == "{":
             _, i = _skip_group(text, i)  # drop the target, keep the link text that follows
             continue
         if name in _SYMBOLS:
             out.append(_SYMBOLS[name])
         elif name in _GREEK:
             out.append(name)
-        # any other command (\textbf, \emph, \mathrm, ...) disappears and its group's text stays
-    return "".join(out)
+        # any other command (\\textbf, \\emph, \\mathrm, ...) disappears and its group's text stays
 
 
+@lru_cache(maxsize=16_384)  # reading a corpus cleans each abstract several times (merge key, id, text)
 def clean_for_model(text: str) -> str:
     """Plain text for the embedding model and BM25: no LaTeX, no Markdown emphasis.
 
