@@ -125,19 +125,26 @@ class Engine:
     def row(self, pid: str) -> int | None:
         return self._row.get(pid.strip())
 
+    def _cached(self, key: str, compute) -> tuple[np.ndarray, bool]:
+        """A small LRU of query vectors: a repeated query costs no second encode."""
+        if key in self._cache:
+            self._cache.move_to_end(key)
+        else:
+            self._cache[key] = compute()
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return self._cache[key]
+
     def encode_query(self, query: str) -> tuple[np.ndarray, bool]:
-        """The query vector and whether the model had to cut the query; repeated queries are free."""
-        if query in self._cache:
-            self._cache.move_to_end(query)
-            return self._cache[query]
-        text = query[:MAX_QUERY_CHARS]
-        truncated = len(query) > MAX_QUERY_CHARS or token_count(self.model, text) > self.max_tokens
-        vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False).astype(np.float32)
-        self._cache[query] = (vec, truncated)
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return vec, truncated
+        """The query vector and whether the model had to cut the query."""
+        def compute() -> tuple[np.ndarray, bool]:
+            text = query[:MAX_QUERY_CHARS]
+            truncated = len(query) > MAX_QUERY_CHARS or token_count(self.model, text) > self.max_tokens
+            vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
+                                    show_progress_bar=False).astype(np.float32)
+            return vec, truncated
+
+        return self._cached(query, compute)
 
     def _load_multilingual(self, data: IndexData):
         """The second vector space, when the index was built with --multilingual."""
@@ -189,18 +196,18 @@ class Engine:
 
     # ------------------------------------------------------------ rankers
 
-    def _dense_rank(self, vec: np.ndarray, pool: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _dense_rank(self, vec: np.ndarray, pool: int, mask: np.ndarray | None) -> np.ndarray:
+        """The pool nearest rows by FAISS, among those the mask allows."""
         import faiss
 
         index = self.data.vectors
         if mask is None:
-            scores, rows = index.search(vec, pool)
+            _, rows = index.search(vec, pool)
         else:
             allowed = np.flatnonzero(mask).astype(np.int64)
             params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
-            scores, rows = index.search(vec, min(pool, len(allowed)) or 1, params=params)
-        keep = rows[0] >= 0
-        return rows[0][keep], scores[0][keep]
+            _, rows = index.search(vec, min(pool, len(allowed)) or 1, params=params)
+        return rows[0][rows[0] >= 0]
 
     def _lexical_rank(self, scores: np.ndarray, pool: int, mask: np.ndarray | None) -> np.ndarray:
         if mask is not None:
@@ -250,7 +257,7 @@ class Engine:
         terms = set(lexical.tokenize(query[:MAX_QUERY_CHARS]))
 
         def dense(n: int) -> np.ndarray:
-            return self._dense_rank(vec, n, mask)[0] if ml_scores is None else top_rows(ml_scores, n)
+            return self._dense_rank(vec, n, mask) if ml_scores is None else top_rows(ml_scores, n)
 
         if mode == "semantic":
             rows = dense(k)
@@ -279,12 +286,9 @@ class Engine:
                       "english" if ml_scores is None else "multilingual")
 
     def _encode_multilingual(self, query: str) -> np.ndarray:
-        key = "\x00ml\x00" + query  # the same LRU cache, kept apart from the English vectors
-        if key not in self._cache:
-            self._cache[key] = (self.multilingual["encoder"].encode([query]), False)
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return self._cache[key][0]
+        # the same LRU, under keys an English query cannot have
+        return self._cached("\x00ml\x00" + query,
+                            lambda: (self.multilingual["encoder"].encode([query]), False))[0]
 
     def similar(self, ids: list[str], k: int = 10, areas: Iterable[str] = (), venues: Iterable[str] = (),
                 mode: str = "hybrid") -> Result:
@@ -306,7 +310,7 @@ class Engine:
         if not mask.any():
             return Result(message="No other paper matches these filters.", mode=mode)
         k = max(1, min(int(k), int(mask.sum())))
-        dense_rows, _ = self._dense_rank(vec, max(POOL, k) if mode == "hybrid" else k, mask)
+        dense_rows = self._dense_rank(vec, max(POOL, k) if mode == "hybrid" else k, mask)
         if mode == "hybrid":
             lex = self.lexical.scores(" ".join(self.papers[r].text for r in rows))
             fused = rrf([dense_rows, self._lexical_rank(lex, max(POOL, k), mask)])
