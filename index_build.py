@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from search.build import build_index
-from search.cli import fail, run_guarded
+from search.cli import run_guarded
 from search.embed import DEFAULT_MODEL
 
 

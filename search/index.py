@@ -41,7 +41,6 @@ class IndexData:
     manifest: dict
     papers: list[Paper]
     vectors: object           # faiss.Index
-    extras: dict              # other artifacts by name, loaded by their owners
 
 
 def versions_dir(out: Path) -> Path:
@@ -214,4 +213,4 @@ def load_index(out: Path) -> IndexData:
     if vectors.d != manifest.get("dimension"):
         raise IndexLoadError(f"{path}: vectors have dimension {vectors.d}, manifest says "
                              f"{manifest.get('dimension')}; {REBUILD}")
-    return IndexData(path=path, manifest=manifest, papers=papers, vectors=vectors, extras={})
+    return IndexData(path=path, manifest=manifest, papers=papers, vectors=vectors)

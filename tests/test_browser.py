@@ -60,7 +60,7 @@ def test_search_open_paper_browse_similar_and_back(server, page):
 
     # one step further: the first similar paper becomes the opened one
     page.get_by_role("button", name="Similar papers →").first.click()
-    page.wait_for_function(f"() => !document.querySelector('h5').innerText.includes('Legato')", timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('h5').innerText.includes('Legato')", timeout=30_000)
     no_error_on(page)
 
     page.go_back()

@@ -1,17 +1,11 @@
 """Building, publishing, checking and refusing index directories."""
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEEDS, run_py
+from conftest import SEEDS
 from search.build import build_index
-from search.engine import Engine, open_engine
+from search.engine import Engine
 from search.index import IndexLoadError, load_index, versions_dir
 
 
