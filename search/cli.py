@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .corpus import CorpusError
+from .export import FORMATS, export
 from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .index import BuildBusy, IndexLoadError
 
@@ -123,6 +124,18 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
     return 2 if bad else 0
 
 
+def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
+    ids = [i for line in _read_lines(args.file) for i in line.split()] if args.file else args.ids
+    if not ids:
+        raise UsageError("nothing to export: give paper ids or --file FILE")
+    unknown = [i for i in ids if engine.row(i) is None]
+    if unknown:
+        raise UnknownPaper(unknown)
+    papers = list({engine.paper(i).id: engine.paper(i) for i in ids}.values())  # once each, in order
+    sys.stdout.write(export(papers, args.format))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m search", description="Search paper abstracts by meaning.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -145,6 +158,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("ids", nargs="*")
     s.add_argument("--file", help="one request per line, ids separated by spaces; - for stdin")
     common(s)
+    x = sub.add_parser("export", help="papers as BibTeX, CSV or Markdown on stdout")
+    x.add_argument("ids", nargs="*")
+    x.add_argument("--file", help="ids separated by spaces or lines; - for stdin")
+    x.add_argument("--format", choices=FORMATS, default="bibtex")
+    x.add_argument("--index", type=Path, default=None,
+                   help="index directory (default: $SEARCH_INDEX, else index/)")
     e = sub.add_parser("evaluate", help="nDCG@10, MRR@10, Recall@10/100 per mode on BEIR-layout datasets")
     e.add_argument("datasets", nargs="+", type=Path, help="folders with corpus.jsonl, queries.jsonl, qrels/")
     e.add_argument("--split", default="test")
@@ -181,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "evaluate":
         return cmd_evaluate(args)
-    if args.k < 1:
+    if getattr(args, "k", 1) < 1:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())
-    return {"query": cmd_query, "similar": cmd_similar}[args.command](engine, args)
+    return {"query": cmd_query, "similar": cmd_similar, "export": cmd_export}[args.command](engine, args)

@@ -1,0 +1,86 @@
+"""Exporting a reading list: BibTeX, CSV and Markdown, from the page and the CLI alike."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import bibtexparser
+from bibtexparser import model as bib
+
+from .corpus import Paper
+from .text import clean_for_model, plain_markdown
+
+FORMATS = ("bibtex", "csv", "md")
+MEDIA = {"bibtex": ("bib", "application/x-bibtex"), "csv": ("csv", "text/csv"), "md": ("md", "text/markdown")}
+BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"
+YEAR = "2026"
+CSV_COLUMNS = ("id", "title", "url", "topic", "primary_area", "venue", "sources")
+
+# LaTeX's special characters outside math; braces go too, since BibTeX counts even escaped ones
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "{": "", "}": "", "%": r"\%", "&": r"\&", "#": r"\#",
+                  "_": r"\_", "$": r"\$", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}"}
+_LATEX_SPECIAL = re.compile(r"[\\{}%&#_$^~]")
+
+
+def latex_escape(text: str) -> str:
+    """Plain text that compiles in a BibTeX field: markup removed, LaTeX specials escaped."""
+    return _LATEX_SPECIAL.sub(lambda m: _LATEX_ESCAPES[m.group()], clean_for_model(text))
+
+
+def citation_key(p: Paper) -> str:
+    """Stable key: the title's first real word, the year and the start of the id (ids never change)."""
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", clean_for_model(p.title))
+             if w.lower() not in {"a", "an", "the", "on", "of", "towards", "toward"}]
+    first = (words[0] if words else "paper").lower()[:20]
+    return f"{first}{YEAR}{re.sub(r'[^A-Za-z0-9]', '', p.id)[:8]}"
+
+
+def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
+    entries = []
+    seen: set[str] = set()
+    for p in papers:
+        key = citation_key(p)
+        while key in seen:  # two ids with the same first characters: keep both keys distinct
+            key += "x"
+        seen.add(key)
+        fields = [("title", "{" + latex_escape(p.title) + "}")]  # inner braces keep capitals
+        if p.authors:
+            fields.append(("author", " and ".join(latex_escape(a) for a in p.authors)))
+        fields += [("booktitle", BOOKTITLE), ("year", YEAR), ("abstract", latex_escape(p.abstract))]
+        if p.url:
+            fields.append(("url", p.url.replace("{", "").replace("}", "")))
+        if p.keywords:
+            fields.append(("keywords", latex_escape(", ".join(p.keywords))))
+        if p.title_derived:
+            fields.append(("note", "Title derived from the abstract by paper search; the source gives none"))
+        entries.append(bib.Entry("inproceedings", key, [bib.Field(k, v) for k, v in fields]))
+    return bibtexparser.write_string(bibtexparser.Library(entries))
+
+
+def to_csv(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for p in papers:
+        writer.writerow([p.id, p.title, p.url, (topics or {}).get(p.id, ""), p.primary_area, p.venue,
+                         "; ".join(p.sources)])
+    return out.getvalue()
+
+
+def to_md(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
+    lines = ["# Reading list", ""]
+    for p in papers:
+        title = plain_markdown(p.title) + (" *(title derived from the abstract)*" if p.title_derived else "")
+        link = f"[{title}](<{p.url}>)" if p.url.startswith(("https://", "http://")) else title
+        meta = [m for m in ((topics or {}).get(p.id, ""), p.primary_area, p.venue) if m]
+        lines.append(f"- {link}" + (f" — {plain_markdown(' · '.join(meta))}" if meta else "")
+                     + f" (`{p.id}`)")
+    return "\n".join(lines) + "\n"
+
+
+def export(papers: list[Paper], fmt: str, topics: dict[str, str] | None = None) -> str:
+    """The papers in one of FORMATS; topics maps paper id to its topic label."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return {"bibtex": to_bibtex, "csv": to_csv, "md": to_md}[fmt](papers, topics)

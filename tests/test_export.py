@@ -1,0 +1,112 @@
+"""Reading-list export (BibTeX, CSV, Markdown) and "papers like my list" (several ids at once)."""
+import csv
+import io
+import json
+
+import bibtexparser
+import pytest
+
+from conftest import run_py
+from search.corpus import Paper
+from search.export import citation_key, export, latex_escape, to_bibtex, to_csv
+
+HOSTILE = Paper(id="abc123", abstract=r"We get 50\% gains with $\textbf{C}$ on {braces} & co_op # \citep{x} }{",
+                text="", title="Braces {and} 100% LaTeX_risk", title_derived=True, sources=["seeds/a.txt"],
+                url="https://openreview.net/forum?id=abc123", keywords=["A&B"], primary_area="optimization")
+PLAIN = Paper(id="xyz789", abstract="A plain abstract.", text="A plain abstract.", title="The Plain Paper",
+              title_derived=False, sources=["data.jsonl"], authors=["Ada Lovelace", "Alan Turing"])
+
+
+def test_latex_escape_leaves_balanced_compilable_text():
+    out = latex_escape(HOSTILE.abstract)
+    assert "{" not in out.replace("\\textbackslash{}", "") and "}" not in out.replace("\\textbackslash{}", "")
+    assert r"50\%" in out and r"\&" in out and r"co\_op" in out and "citep" not in out
+
+
+def test_bibtex_parses_and_round_trips_titles():
+    text = to_bibtex([HOSTILE, PLAIN])
+    lib = bibtexparser.parse_string(text)
+    assert not lib.failed_blocks
+    assert [e.key for e in lib.entries] == [citation_key(HOSTILE), citation_key(PLAIN)]
+    first, second = (e.fields_dict for e in lib.entries)
+    assert all(e.entry_type == "inproceedings" for e in lib.entries)
+    assert first["year"].value == "2026" and "ICLR 2026" in first["booktitle"].value
+    assert "derived" in first["note"].value and "note" not in second
+    assert second["title"].value == "{The Plain Paper}" and second["author"].value == "Ada Lovelace and Alan Turing"
+    assert first["url"].value == HOSTILE.url
+    # every field's braces balance, or BibTeX would not compile it
+    for entry in lib.entries:
+        for f in entry.fields:
+            depth = 0
+            for ch in f.value:
+                depth += {"{": 1, "}": -1}.get(ch, 0)
+                assert depth >= 0
+            assert depth == 0, (f.key, f.value)
+
+
+def test_citation_keys_are_stable_and_distinct():
+    twin = Paper(**{**PLAIN.__dict__, "id": "xyz789-other"})
+    assert citation_key(PLAIN) == "plain2026xyz789"
+    keys = [e.key for e in bibtexparser.parse_string(to_bibtex([PLAIN, twin])).entries]
+    assert len(set(keys)) == 2
+
+
+def test_csv_parses_with_the_csv_module():
+    rows = list(csv.DictReader(io.StringIO(to_csv([HOSTILE, PLAIN], {"abc123": "optimizers, adam"}))))
+    assert [r["title"] for r in rows] == [HOSTILE.title, PLAIN.title]
+    assert rows[0]["topic"] == "optimizers, adam" and rows[0]["primary_area"] == "optimization"
+    assert rows[0]["sources"] == "seeds/a.txt"
+
+
+def test_markdown_links_and_marks_derived_titles():
+    md = export([HOSTILE, PLAIN], "md")
+    assert "(<https://openreview.net/forum?id=abc123>)" in md and "derived" in md and "`xyz789`" in md
+    with pytest.raises(ValueError):
+        export([PLAIN], "docx")
+
+
+def test_cli_export_formats(seed_index, engine):
+    ids = [p.id for p in engine.papers[:3]]
+    r = run_py("-m", "search", "export", *ids, "--format", "bibtex", "--index", str(seed_index))
+    assert r.returncode == 0, r.stderr
+    lib = bibtexparser.parse_string(r.stdout)
+    assert not lib.failed_blocks and len(lib.entries) == 3
+    r = run_py("-m", "search", "export", *ids, ids[0], "--format", "csv", "--index", str(seed_index))
+    assert [row["id"] for row in csv.DictReader(io.StringIO(r.stdout))] == ids  # duplicates once
+
+
+def test_cli_export_names_unknown_ids_and_refuses_empty(seed_index, engine):
+    r = run_py("-m", "search", "export", engine.papers[0].id, "nosuch1", "--index", str(seed_index))
+    assert r.returncode == 2 and "nosuch1" in r.stderr and r.stdout == "" and "Traceback" not in r.stderr
+    r = run_py("-m", "search", "export", "--file", "-", "--index", str(seed_index), stdin="\n")
+    assert r.returncode == 2 and "nothing to export" in r.stderr
+
+
+def test_similar_to_several_papers_never_returns_them(engine):
+    ids = [p.id for p in engine.papers[:5]]
+    result = engine.similar(ids, k=20)
+    found = [h.paper.id for h in result.hits]
+    assert len(found) == 20 and not set(found) & set(ids) and result.mode == "svm"
+
+
+def test_similar_file_one_request_per_line(seed_index, engine):
+    a, b, c = (p.id for p in engine.papers[:3])
+    r = run_py("-m", "search", "similar", "--file", "-", "--json", "-k", "3", "--index", str(seed_index),
+               stdin=f"{a} {b}\n{c}\n")
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["paper"] for x in lines] == [f"{a} {b}", c]
+    assert not {h["id"] for h in lines[0]["hits"]} & {a, b}
+
+
+def test_like_a_list_finds_its_area(iclr_engine):
+    """Five papers of one area: the list's area comes up far more often than by chance (real model)."""
+    shares, bases = [], []
+    for area in iclr_engine.areas:
+        members = [p.id for p in iclr_engine.papers if p.primary_area == area]
+        if len(members) < 10:
+            continue
+        hits = iclr_engine.similar(members[:5], k=10).hits
+        shares.append(sum(h.paper.primary_area == area for h in hits) / 10)
+        bases.append(len(members) / len(iclr_engine.papers))
+    assert len(shares) >= 4
+    assert sum(shares) / len(shares) >= 2.5 * sum(bases) / len(bases), (shares, bases)
