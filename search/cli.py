@@ -131,7 +131,7 @@ def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     unknown = [i for i in ids if engine.row(i) is None]
     if unknown:
         raise UnknownPaper(unknown)
-    papers = list({engine.paper(i).id: engine.paper(i) for i in ids}.values())  # once each, in order
+    papers = list({p.id: p for p in map(engine.paper, ids)}.values())  # once each, in order
     sys.stdout.write(export(papers, args.format))
     return 0
 

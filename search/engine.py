@@ -295,7 +295,7 @@ class Engine:
                 mode: str = "hybrid") -> Result:
         """The papers nearest to the given ones together, never one of them.
 
-        hybrid (the default, measured best for same-area neighbours) fuses the vector ranking with
+        Several ids rank by a per-list SVM (mode "svm"). For one paper, hybrid (the default, measured best for same-area neighbours) fuses the vector ranking with
         BM25 using the papers' own text as the query; semantic uses the vectors alone.
         """
         ids = [i.strip() for i in ids if i.strip()]
@@ -303,8 +303,7 @@ class Engine:
         if unknown or not ids:
             raise UnknownPaper(unknown or ids)
         rows = sorted({self.row(i) for i in ids})
-        if len(rows) > 1:
-            return self._like(rows, k, areas, venues)
+        mode = "svm" if len(rows) > 1 else mode
         vec = self.vectors[rows].mean(axis=0, keepdims=True)
         vec = (vec / max(float(np.linalg.norm(vec)), 1e-12)).astype(np.float32)
         mask = self.mask(areas, venues)
@@ -313,39 +312,30 @@ class Engine:
         if not mask.any():
             return Result(message="No other paper matches these filters.", mode=mode)
         k = max(1, min(int(k), int(mask.sum())))
-        dense_rows = self._dense_rank(vec, max(POOL, k) if mode == "hybrid" else k, mask)
-        if mode == "hybrid":
+        if mode == "svm":
+            found = top_rows(np.where(mask, self._svm_scores(rows), -np.inf), k).tolist()
+        elif mode == "hybrid":
+            dense_rows = self._dense_rank(vec, max(POOL, k), mask)
             lex = self.lexical.scores(" ".join(self.papers[r].text for r in rows))
             fused = rrf([dense_rows, self._lexical_rank(lex, max(POOL, k), mask)])
             found = sorted(fused, key=lambda r: -fused[r])[:k]
         else:
-            found = dense_rows[:k].tolist()
+            found = self._dense_rank(vec, k, mask).tolist()
         cosines = self.vectors[found] @ vec.ravel()
         hits = [Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))]
         return Result(hits, mode=mode)
 
-    def _like(self, rows: list[int], k: int, areas: Iterable[str], venues: Iterable[str]) -> Result:
+    def _svm_scores(self, rows: list[int]) -> np.ndarray:
         """Papers like a list: a linear SVM per list, the list against all other papers (as arxiv-sanity).
 
         Measured better than the mean of the list's vectors for same-area neighbours (benchmarks/).
         """
         from sklearn.svm import LinearSVC
 
-        mask = self.mask(areas, venues)
-        mask = np.ones(len(self.papers), dtype=bool) if mask is None else mask.copy()
-        mask[rows] = False
-        if not mask.any():
-            return Result(message="No other paper matches these filters.", mode="svm")
         labels = np.zeros(len(self.papers), dtype=np.int8)
         labels[rows] = 1
         svm = LinearSVC(C=SVM_C, class_weight="balanced", max_iter=10_000, tol=1e-6, random_state=0)
-        scores = svm.fit(self.vectors, labels).decision_function(self.vectors)
-        found = top_rows(np.where(mask, scores, -np.inf), max(1, min(int(k), int(mask.sum())))).tolist()
-        centre = self.vectors[rows].mean(axis=0)
-        centre /= max(float(np.linalg.norm(centre)), 1e-12)
-        cosines = self.vectors[found] @ centre
-        hits = [Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))]
-        return Result(hits, mode="svm")
+        return svm.fit(self.vectors, labels).decision_function(self.vectors)
 
     def shared(self, pid: str, other: str) -> tuple[list[str], tuple[str, str, float]]:
         """What two papers share: common keywords and their closest pair of sentences."""

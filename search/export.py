@@ -12,7 +12,6 @@ from .corpus import Paper
 from .text import clean_for_model, plain_markdown
 
 FORMATS = ("bibtex", "csv", "md")
-MEDIA = {"bibtex": ("bib", "application/x-bibtex"), "csv": ("csv", "text/csv"), "md": ("md", "text/markdown")}
 BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"
 YEAR = "2026"
 CSV_COLUMNS = ("id", "title", "url", "topic", "primary_area", "venue", "sources")
