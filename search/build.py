@@ -1,12 +1,16 @@
 """The offline build: read the corpus, embed it (through the cache), write and publish the index."""
 from __future__ import annotations
 
+import hashlib
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import evidence, lexical
 from . import index as ix
+from . import layout
+from . import topics as tp
 import numpy as np
 
 from .corpus import load_corpus
@@ -28,6 +32,29 @@ class BuildReport:
     embedded_sentences: int = 0        # sentences (for "why this result") not in the cache
     timings: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    explore_reused: bool = False       # topics and map copied from the previous build
+
+
+def explore_key(papers: list, corpus_fingerprint: str, model_fingerprint: str) -> str:
+    """Topics and map depend on the corpus (keywords too, for labels), the model and the methods only."""
+    keywords = sorted(f"{p.id}\t{'; '.join(p.keywords)}" for p in papers if p.keywords)
+    text = "\n".join([corpus_fingerprint, model_fingerprint, tp.METHOD, layout.METHOD, *keywords])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def previous_explore(out: Path, key: str) -> Path | None:
+    """The published build whose topics and map can be reused as they are, if any."""
+    if not out.exists():
+        return None
+    try:
+        old = ix.resolve(out)
+        manifest = ix.read_manifest(old)
+        ix.verify_files(old, {"files": {n: m for n, m in manifest["files"].items()
+                                        if n in (tp.TOPICS, layout.MAP)}})
+    except (ix.IndexLoadError, OSError, KeyError):
+        return None
+    ok = (manifest.get("explore") or {}).get("key") == key
+    return old if ok and (old / tp.TOPICS).is_file() and (old / layout.MAP).is_file() else None
 
 
 def default_cache_dir(out: Path) -> Path:
@@ -37,7 +64,7 @@ def default_cache_dir(out: Path) -> Path:
 def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, batch_size: int = 32,
                 cache_dir: Path | None = None, device: str | None = None, skip_bad: bool = False,
                 model=None, progress: Progress | None = None, sentences: bool = True,
-                multilingual: bool = False) -> BuildReport:
+                multilingual: bool = False, explore: bool = True) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -70,6 +97,22 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
                                          desc="multilingual titles")
             timings["multilingual"] = time.perf_counter() - t
 
+        corpus_fp = ix.corpus_fingerprint(papers)
+        reused_from = None
+        if explore:  # topics and the map; an evaluation run can skip them
+            t = time.perf_counter()
+            key = explore_key(papers, corpus_fp, fingerprint)
+            reused_from = previous_explore(out, key)
+            if reused_from is not None:
+                topics = tp.read_topics(reused_from / tp.TOPICS)
+            else:
+                topics = tp.compute_topics(papers, vectors)
+                xy = layout.layout(vectors)
+            topic_of = tp.assignments(topics)
+            for p in papers:
+                p.topic = topic_of.get(p.id)
+            timings["topics_map"] = time.perf_counter() - t
+
         t = time.perf_counter()
         build_dir = ix.new_build_dir(out)
         ix.write_papers(build_dir / ix.PAPERS, papers)
@@ -77,6 +120,12 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         if sentences:
             evidence.write(build_dir, sentence_groups, sentence_vectors)
         lexical.build([p.text for p in papers], build_dir / lexical.BM25_DIR)
+        if explore and reused_from is not None:
+            for name in (tp.TOPICS, layout.MAP):
+                shutil.copyfile(reused_from / name, build_dir / name)
+        elif explore:
+            tp.write_topics(build_dir / tp.TOPICS, topics)
+            layout.write_map(build_dir / layout.MAP, [p.id for p in papers], xy, topic_of)
         if multilingual:
             ix.write_vectors(build_dir / MULTI_VECTORS, ml_vectors)
             np.save(build_dir / MULTI_SENTENCES, ml_sentences.astype(np.float16))
@@ -92,7 +141,9 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "lexical": "BM25 (bm25s, Lucene variant, k1=1.5, b=0.75) over cleaned title + abstract, "
                        "English stop words, Snowball stems",
             "sentences": int(sentence_vectors.shape[0]),
-            "corpus_fingerprint": ix.corpus_fingerprint(papers),
+            "corpus_fingerprint": corpus_fp,
+            "explore": {"key": key, "topics": len(topics), "topics_method": tp.METHOD,
+                        "map_method": layout.METHOD, "reused": reused_from is not None} if explore else None,
             "inputs": [str(p) for p in inputs],
             "multilingual": {"model": ML_NAME, "fingerprint": ml.fingerprint, "dimension": 512,
                              "sentences": int(ml_sentences.shape[0])} if multilingual else None,
@@ -107,4 +158,5 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         final = ix.publish(build_dir, out)
     return BuildReport(path=final, count=len(papers), embedded=embedded,
                        embedded_sentences=embedded_sentences,
-                       seconds=time.perf_counter() - t0, timings=timings, skipped=skipped)
+                       seconds=time.perf_counter() - t0, timings=timings, skipped=skipped,
+                       explore_reused=reused_from is not None)

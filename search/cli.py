@@ -132,7 +132,34 @@ def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     if unknown:
         raise UnknownPaper(unknown)
     papers = list({p.id: p for p in map(engine.paper, ids)}.values())  # once each, in order
-    sys.stdout.write(export(papers, args.format))
+    sys.stdout.write(export(papers, args.format, engine.topic_labels()))
+    return 0
+
+
+def _need_explore(engine: Engine) -> None:
+    if not engine.topics:
+        raise UsageError(f"the index at {engine.data.path} has no topics or map (built with an older "
+                         "version or for evaluation); run `python index_build.py` to rebuild it")
+
+
+def cmd_topics(engine: Engine, args: argparse.Namespace) -> int:
+    _need_explore(engine)
+    for t in engine.topics.values():
+        if args.json:
+            print(json.dumps({"topic": t.id, "label": t.label, "size": t.size, "papers": t.papers},
+                             ensure_ascii=False))
+        else:
+            print(f"{t.id:>4} {t.size:>5}  {t.label}")
+    return 0
+
+
+def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
+    _need_explore(engine)
+    for p, (x, y) in zip(engine.papers, engine.map_xy.tolist()):
+        if args.json:
+            print(json.dumps({"id": p.id, "x": round(x, 6), "y": round(y, 6), "topic": p.topic}))
+        else:
+            print(f"{p.id}\t{x:.4f}\t{y:.4f}\t{p.topic}")
     return 0
 
 
@@ -164,6 +191,12 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--format", choices=FORMATS, default="bibtex")
     x.add_argument("--index", type=Path, default=None,
                    help="index directory (default: $SEARCH_INDEX, else index/)")
+    for name, helptext in (("topics", "the topics with their labels and sizes"),
+                           ("map", "the 2D map: id, x, y and topic of every paper")):
+        t = sub.add_parser(name, help=helptext)
+        t.add_argument("--index", type=Path, default=None,
+                       help="index directory (default: $SEARCH_INDEX, else index/)")
+        t.add_argument("--json", action="store_true", help="one JSON object per line")
     e = sub.add_parser("evaluate", help="nDCG@10, MRR@10, Recall@10/100 per mode on BEIR-layout datasets")
     e.add_argument("datasets", nargs="+", type=Path, help="folders with corpus.jsonl, queries.jsonl, qrels/")
     e.add_argument("--split", default="test")
@@ -203,4 +236,6 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "k", 1) < 1:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())
-    return {"query": cmd_query, "similar": cmd_similar, "export": cmd_export}[args.command](engine, args)
+    commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
+                "map": cmd_map}
+    return commands[args.command](engine, args)

@@ -34,6 +34,7 @@ class Paper:
     url: str = ""
     primary_area: str = ""
     venue: str = ""
+    topic: int | None = None  # set at build time (search/topics.py)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -13,6 +13,8 @@ from .corpus import Paper
 from .embed import load_model, model_dimension, model_fingerprint, token_count
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
+from .layout import MAP, read_map
+from .topics import TOPICS, Topic, read_topics
 
 # Shown on the empty page; tests check that each one finds a clear first hit among the seeds.
 EXAMPLE_QUERIES = [
@@ -52,7 +54,7 @@ class Hit:
         return {"id": p.id, "score": round(float(self.score), 6), "title": p.title,
                 "title_derived": p.title_derived, "abstract": p.abstract, "sources": p.sources,
                 "url": p.url, "keywords": p.keywords, "primary_area": p.primary_area, "venue": p.venue,
-                "evidence": [s for s, _ in self.evidence]}
+                "topic": p.topic, "evidence": [s for s, _ in self.evidence]}
 
 
 @dataclass
@@ -114,6 +116,50 @@ class Engine:
         self._venue = np.array([p.venue for p in self.papers], dtype=object)
         self._cache: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         self._cache_size = query_cache
+        self.topics, self.map_xy = self._load_explore(data)
+
+    def _load_explore(self, data: IndexData) -> tuple[dict[int, Topic], np.ndarray | None]:
+        """Topics by id and map coordinates by row, when the build made them."""
+        if not data.manifest.get("explore"):
+            return {}, None
+        topics = {t.id: t for t in read_topics(data.path / TOPICS)}
+        xy = np.full((len(self.papers), 2), np.nan, dtype=np.float32)
+        for point in read_map(data.path / MAP):
+            row = self._row.get(point["id"])
+            if row is not None:
+                xy[row] = (point["x"], point["y"])
+        if np.isnan(xy).any():
+            raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}")
+        return topics, xy
+
+    def topic_label(self, paper: Paper) -> str:
+        t = self.topics.get(paper.topic) if paper.topic is not None else None
+        return t.label if t else ""
+
+    def topic_labels(self) -> dict[str, str]:
+        """Paper id -> its topic's label (for exports)."""
+        return {p.id: self.topic_label(p) for p in self.papers}
+
+    def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = ()) -> list[Paper]:
+        """A topic's papers under the filters, closest to its centre first."""
+        mask = self.mask(areas, venues)
+        rows = [self._row[pid] for pid in self.topics[tid].papers]
+        return [self.papers[r] for r in rows if mask is None or mask[r]]
+
+    def split_ids(self, ids: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Known ids (once each, in order, as the paper's main id) and unknown ones."""
+        known: dict[str, None] = {}
+        unknown: list[str] = []
+        for raw in ids:
+            pid = raw.strip()
+            if not pid:
+                continue
+            paper = self.paper(pid)
+            if paper is None:
+                unknown.append(pid)
+            else:
+                known.setdefault(paper.id)
+        return list(known), unknown
 
     @property
     def manifest(self) -> dict:
@@ -325,17 +371,42 @@ class Engine:
         hits = [Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))]
         return Result(hits, mode=mode)
 
-    def _svm_scores(self, rows: list[int]) -> np.ndarray:
+    def like_texts(self, texts: list[str], k: int = 10, areas: Iterable[str] = (),
+                   venues: Iterable[str] = ()) -> Result:
+        """Papers like some texts (uploaded abstracts or titles): the same per-list SVM, texts as positives."""
+        texts = [t.strip()[:MAX_QUERY_CHARS] for t in texts if t and t.strip()]
+        if not texts:
+            return Result(message="No text to compare with.", mode="svm")
+        mask = self.mask(areas, venues)
+        if not self.papers or (mask is not None and not mask.any()):
+            return Result(message="No paper matches these filters.", mode="svm")
+        extra = self.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                                  show_progress_bar=False).astype(np.float32)
+        scores = self._svm_scores([], extra)
+        k = max(1, min(int(k), len(self.papers)))
+        found = top_rows(scores if mask is None else np.where(mask, scores, -np.inf), k).tolist()
+        centre = extra.mean(axis=0)
+        centre /= max(float(np.linalg.norm(centre)), 1e-12)
+        cosines = self.vectors[found] @ centre
+        return Result([Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))],
+                      mode="svm")
+
+    def _svm_scores(self, rows: list[int], extra: np.ndarray | None = None) -> np.ndarray:
         """Papers like a list: a linear SVM per list, the list against all other papers (as arxiv-sanity).
 
         Measured better than the mean of the list's vectors for same-area neighbours (benchmarks/).
+        `extra` adds positives that are not papers of the index (uploaded texts).
         """
         from sklearn.svm import LinearSVC
 
         labels = np.zeros(len(self.papers), dtype=np.int8)
         labels[rows] = 1
+        train = self.vectors
+        if extra is not None and len(extra):
+            train = np.vstack([self.vectors, extra])
+            labels = np.concatenate([labels, np.ones(len(extra), dtype=np.int8)])
         svm = LinearSVC(C=SVM_C, class_weight="balanced", max_iter=10_000, tol=1e-6, random_state=0)
-        return svm.fit(self.vectors, labels).decision_function(self.vectors)
+        return svm.fit(train, labels).decision_function(self.vectors)
 
     def shared(self, pid: str, other: str) -> tuple[list[str], tuple[str, str, float]]:
         """What two papers share: common keywords and their closest pair of sentences."""

@@ -96,7 +96,7 @@ def prepare(dataset: Path, model_name: str, model=None, cache_dir: Path | None =
     corpus = corpus_as_jsonl(dataset, work / "corpus.jsonl")
     out = work / f"index-{model_name.replace('/', '_')}"
     build_index([corpus], out, model_name=model_name, cache_dir=cache_dir or work / "embedding_cache", model=model,
-                sentences=False)
+                sentences=False, explore=False)
     return out
 
 

@@ -63,11 +63,13 @@ def test_cache_makes_unchanged_rebuild_embed_nothing_and_new_file_only_its_paper
     assert first.embedded == 66
     again = build_index([SEEDS], out, model=model, cache_dir=cache)
     assert again.embedded == 0 and again.count == 66
+    assert not first.explore_reused and again.explore_reused  # topics and map not recomputed
+    assert (load_index(out).path / "topics.json").read_bytes() == (first.path / "topics.json").read_bytes()
     extra = tmp_path / "extra.jsonl"
     extra.write_text('{"abstract": "A new paper about retrieval-augmented generation for code."}\n'
                      '{"abstract": "Another new paper about diffusion models for proteins."}\n')
     grown = build_index([SEEDS, extra], out, model=model, cache_dir=cache)
-    assert grown.embedded == 2 and grown.count == 68
+    assert grown.embedded == 2 and grown.count == 68 and not grown.explore_reused
     assert load_index(out).manifest["count"] == 68
     # old builds are pruned but the newest few are kept for readers mid-load
     assert len(list(versions_dir(out).glob("build-*"))) <= 3

@@ -1,0 +1,157 @@
+"""Topics: clusters of the papers, computed at build time, each labelled with its distinctive terms."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import Paper
+from .lexical import stem_of
+
+TOPICS = "topics.json"
+METHOD = "k-means (k = sqrt(n)) on [MiniLM vector, LSA-100 of TF-IDF over text + keywords], c-TF-IDF labels"
+LABEL_TERMS = 3
+TOP_TERMS = 10
+
+# Words every abstract uses; IDF alone keeps them when there are few topics.
+BOILERPLATE = frozenset("""
+paper propose proposed proposes present presents introduce introduces novel approach approaches method
+methods methodology framework frameworks results result show shows shown demonstrate demonstrates
+achieve achieves achieving state art existing work works use uses using used based new performance
+improve improves improved improving significantly significant effective effectively efficient
+experiments experimental extensive evaluation evaluate evaluated outperforms outperforming better
+key various different problem problems study studies task tasks model models learning data code
+available github com https http www open source however also well including address remains
+challenge challenges challenging recent recently prior previous furthermore moreover specifically
+leverage leverages leveraging enable enables enabling provide provides despite across wide range
+paradigm strong strongly make makes making first one two three way ways lack high low large
+""".split())
+_TOKEN = r"(?u)\b[a-zA-Z][a-zA-Z-]*[a-zA-Z]\b"
+
+
+@dataclass
+class Topic:
+    id: int
+    label: str
+    terms: list[str]          # the top distinctive terms, best first
+    size: int
+    papers: list[str]         # ids, closest to the topic's centre first
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def topic_count(n: int) -> int:
+    """A handful for tens of papers, tens for thousands."""
+    return max(1, min(n, round(math.sqrt(n))))
+
+
+def _documents(papers: list[Paper]) -> list[str]:
+    # keywords joined with full stops so their words do not run into the abstract's n-grams
+    return [p.text + " . " + " . ".join(p.keywords) for p in papers]
+
+
+def cluster(papers: list[Paper], vectors: np.ndarray, k: int | None = None, seed: int = 0) -> np.ndarray:
+    """Topic number per paper: k-means over the vectors joined with an LSA of the words.
+
+    The words add what the authors' keywords and terms say; measured better than the vectors
+    alone against the authors' primary areas (benchmarks/bench_topics.py).
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    n = len(papers)
+    k = topic_count(n) if k is None else k
+    if n <= 1 or k <= 1:
+        return np.zeros(n, dtype=np.int64)
+    features = [vectors]
+    tfidf = TfidfVectorizer(stop_words="english", min_df=2 if n > 20 else 1, sublinear_tf=True,
+                            ngram_range=(1, 2), token_pattern=_TOKEN).fit_transform(_documents(papers))
+    dims = min(100, n - 1, tfidf.shape[1] - 1)
+    if dims >= 2:
+        features.append(normalize(TruncatedSVD(dims, random_state=seed).fit_transform(tfidf)))
+    return KMeans(k, n_init=4, random_state=seed).fit_predict(np.hstack(features)).astype(np.int64)
+
+
+def _stems(term: str) -> set[str]:
+    return {stem_of(w)[:5] for w in term.split()}
+
+
+def distinct_terms(ranked: list[str], n: int) -> list[str]:
+    """The first n terms that do not repeat an earlier one ("privacy, private" is one idea)."""
+    chosen: list[str] = []
+    for term in ranked:
+        if any(_stems(term) & _stems(c) or term in c or c in term for c in chosen):
+            continue
+        chosen.append(term)
+        if len(chosen) == n:
+            break
+    return chosen
+
+
+def ctfidf_terms(papers: list[Paper], labels: np.ndarray, top: int = TOP_TERMS) -> dict[int, list[str]]:
+    """Each topic's most distinctive terms by class-based TF-IDF (as BERTopic), near-repeats removed."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+    topics = sorted(set(labels.tolist()))
+    joined = [" . ".join(d for d, t in zip(_documents(papers), labels) if t == topic) for topic in topics]
+    vectorizer = CountVectorizer(ngram_range=(1, 2), token_pattern=_TOKEN, lowercase=True,
+                                 stop_words=sorted(ENGLISH_STOP_WORDS | BOILERPLATE))
+    try:
+        counts = vectorizer.fit_transform(joined).toarray().astype(np.float64)
+    except ValueError:  # nothing but stop words anywhere
+        return {t: [] for t in topics}
+    vocab = vectorizer.get_feature_names_out()
+    tf = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    avg = counts.sum() / max(len(topics), 1)
+    weights = tf * np.log(1 + avg / np.maximum(counts.sum(axis=0), 1))
+    out = {}
+    for i, topic in enumerate(topics):
+        order = np.argsort(-weights[i], kind="stable")
+        ranked = [vocab[j] for j in order[:200] if counts[i, j] >= 2 and _clean_term(vocab[j])]
+        out[topic] = distinct_terms(ranked, top)
+    return out
+
+
+def _clean_term(term: str) -> bool:
+    words = term.split()
+    return all(len(w) > 2 and not re.search(r"(.)\1\1", w) for w in words) and len(set(words)) == len(words)
+
+
+def compute_topics(papers: list[Paper], vectors: np.ndarray, seed: int = 0) -> list[Topic]:
+    """Topics ordered by size (largest first, ids 0..), papers inside by closeness to the centre."""
+    if not papers:
+        return []
+    labels = cluster(papers, vectors, seed=seed)
+    terms = ctfidf_terms(papers, labels)
+    sizes = {t: int((labels == t).sum()) for t in set(labels.tolist())}
+    order = sorted(sizes, key=lambda t: (-sizes[t], t))
+    topics = []
+    for new_id, t in enumerate(order):
+        rows = np.flatnonzero(labels == t)
+        centre = vectors[rows].mean(axis=0)
+        rows = rows[np.argsort(-(vectors[rows] @ centre), kind="stable")]
+        top = terms.get(t, [])
+        topics.append(Topic(new_id, ", ".join(top[:LABEL_TERMS]) or f"topic {new_id}", top, len(rows),
+                            [papers[r].id for r in rows]))
+    return topics
+
+
+def write_topics(path: Path, topics: list[Topic], method: str = METHOD) -> None:
+    doc = {"method": method, "topics": [t.to_dict() for t in topics]}
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_topics(path: Path) -> list[Topic]:
+    return [Topic(**t) for t in json.loads(path.read_text(encoding="utf-8"))["topics"]]
+
+
+def assignments(topics: list[Topic]) -> dict[str, int]:
+    """Paper id -> topic id."""
+    return {pid: t.id for t in topics for pid in t.papers}

@@ -1,0 +1,80 @@
+"""Topics and the map: made at build time, deterministic, covering every paper, with clean labels."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+from conftest import run_py
+
+from search.lexical import _stopwords
+from search.topics import BOILERPLATE, compute_topics, distinct_terms
+
+
+def test_distinct_terms_drops_near_repeats():
+    ranked = ["privacy", "private", "differential privacy", "federated", "federation", "clients", "noise"]
+    assert distinct_terms(ranked, 3) == ["privacy", "federated", "clients"]
+
+
+def test_topics_cover_every_paper_once_and_are_deterministic(engine):
+    topics = list(engine.topics.values())
+    ids = [pid for t in topics for pid in t.papers]
+    assert sorted(ids) == sorted(p.id for p in engine.papers)  # each paper exactly once
+    assert 2 <= len(topics) <= 12  # a handful for 66 papers
+    assert all(t.size == len(t.papers) for t in topics)
+    assert [t.size for t in topics] == sorted((t.size for t in topics), reverse=True)
+    again = compute_topics(engine.papers, engine.vectors)
+    assert [(t.label, t.papers) for t in again] == [(t.label, t.papers) for t in topics]
+    assert all(p.topic is not None and p.id in engine.topics[p.topic].papers for p in engine.papers)
+
+
+def test_topic_papers_start_closest_to_the_centre(engine):
+    t = engine.topics[0]
+    rows = [engine.row(pid) for pid in t.papers]
+    centre = engine.vectors[rows].mean(axis=0)
+    sims = engine.vectors[rows] @ centre
+    assert np.all(np.diff(sims) <= 1e-6)
+
+
+def test_labels_are_clean(engine, iclr_engine):
+    for eng in (engine, iclr_engine):
+        for t in eng.topics.values():
+            terms = t.label.split(", ")
+            assert 2 <= len(terms) <= 5, t.label
+            words = [w for term in terms for w in term.split()]
+            assert not any(w in _stopwords() or w in BOILERPLATE for w in words), t.label
+            assert not re.search(r"[\\$_^{}]|textbf|mathrm|citep", t.label), t.label
+            assert distinct_terms(terms, 5) == terms, t.label  # no near-repeats inside a label
+
+
+def test_map_is_finite_and_has_every_paper(engine, seed_index):
+    assert engine.map_xy.shape == (len(engine.papers), 2)
+    assert np.isfinite(engine.map_xy).all() and np.abs(engine.map_xy).max() <= 1.0 + 1e-6
+    out = run_py("-m", "search", "map", "--index", str(seed_index), "--json")
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert out.returncode == 0 and len(rows) == len(engine.papers)
+    assert set(rows[0]) == {"id", "x", "y", "topic"}
+    assert {r["id"] for r in rows} == {p.id for p in engine.papers}
+
+
+def test_cli_topics_json(seed_index, engine):
+    out = run_py("-m", "search", "topics", "--index", str(seed_index), "--json")
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert out.returncode == 0 and len(rows) == len(engine.topics)
+    assert set(rows[0]) == {"topic", "label", "size", "papers"}
+    assert sum(r["size"] for r in rows) == len(engine.papers)
+    plain = run_py("-m", "search", "topics", "--index", str(seed_index))
+    assert engine.topics[0].label in plain.stdout
+
+
+def test_split_ids_keeps_valid_and_names_bad(engine):
+    a, b = engine.papers[0].id, engine.papers[1].id
+    known, unknown = engine.split_ids([a, " nope ", b, a, "", "<x>"])
+    assert known == [a, b] and unknown == ["nope", "<x>"]
+
+
+def test_like_texts_finds_the_paper_a_text_comes_from(engine):
+    target = engine.papers[5]
+    result = engine.like_texts([target.abstract], k=3)
+    assert result.mode == "svm" and result.hits[0].paper.id == target.id
+    assert engine.like_texts(["  ", ""]).hits == []
