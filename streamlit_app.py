@@ -11,9 +11,11 @@ from search.build import build_index
 from search.corpus import CorpusError, Paper
 from search.embed import DEFAULT_MODEL, load_model, model_fingerprint
 from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Result, UnknownPaper
+from search.export import FORMATS, export
 from search.index import BuildBusy, IndexLoadError, load_index, resolve
 from search.lexical import marker
 from search.text import plain_markdown, to_markdown
+from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
 SEED_DIR = Path(__file__).parent / "seeds"
@@ -67,7 +69,7 @@ def engine_or_stop() -> Engine:
 
 # ---------------------------------------------------------------- URL state
 
-KEEP = ("k", "mode", "area", "venue")  # settings that survive moving between views
+KEEP = ("k", "mode", "area", "venue", "list")  # what survives moving between views
 
 
 def go(**params: str) -> None:
@@ -82,6 +84,27 @@ def top_k() -> int:
     except ValueError:
         k = 10
     return k if k in K_CHOICES else 10
+
+
+def reading_list(engine: Engine) -> list[str]:
+    """The ids in ?list=, valid ones only; unknown ones are named once above the page."""
+    raw = st.query_params.get("list", "")
+    known, unknown = engine.split_ids(raw.replace(",", " ").split())
+    if unknown:
+        st.warning("Not in this index, left out of the reading list: "
+                   + plain_markdown(", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")))
+    return known
+
+
+def set_list(ids: list[str]) -> None:
+    if ids:
+        st.query_params["list"] = ",".join(ids)
+    elif "list" in st.query_params:
+        del st.query_params["list"]
+
+
+def toggle_list(pid: str, ids: list[str]) -> None:
+    set_list([i for i in ids if i != pid] if pid in ids else [*ids, pid])
 
 
 def set_param(key: str, widget_key: str) -> None:
@@ -116,28 +139,40 @@ def paper_header(p: Paper, score: float | None = None, rank: int | None = None) 
         st.caption("Keywords: " + plain_markdown(", ".join(p.keywords)))
 
 
-def actions(p: Paper, key: str) -> None:
-    left, right = st.columns([1, 1])
+def actions(p: Paper, key: str, listed: list[str]) -> None:
+    left, mid, right = st.columns([1, 1, 1])
     left.button("Similar papers →", key=f"sim-{key}-{p.id}", on_click=go, kwargs={"paper": p.id})
+    inside = p.id in listed
+    mid.button("✓ In reading list (remove)" if inside else "+ Reading list", key=f"list-{key}-{p.id}",
+               on_click=toggle_list, args=(p.id, listed))
     if p.url.startswith(("https://", "http://")):
         right.link_button("OpenReview ↗", p.url)  # st.link_button opens a new tab
 
 
-def hit_card(h: Hit, key: str, result: Result) -> None:
+def topic_link(engine: Engine, p: Paper, key: str) -> None:
+    label = engine.topic_label(p)
+    if label:
+        st.button(f"Topic: {label}", key=f"topic-{key}-{p.id}", type="tertiary", on_click=go,
+                  kwargs={"topic": str(p.topic)}, help="all papers of this topic")
+
+
+def hit_card(engine: Engine, h: Hit, key: str, result: Result, listed: list[str]) -> None:
     with st.container(border=True):
         paper_header(h.paper, h.score, h.rank)
+        topic_link(engine, h.paper, key)
         if h.evidence:
             mark = marker(result.terms)
             quote = " … ".join(to_markdown(s, mark) for s, _ in h.evidence)
             st.markdown(f"**Why:** {quote}")
         with st.expander("Abstract"):
             st.markdown(to_markdown(h.paper.abstract))
-        actions(h.paper, key)
+        actions(h.paper, key, listed)
 
 
-def similar_card(engine: Engine, source: Paper, h: Hit) -> None:
+def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str]) -> None:
     with st.container(border=True):
         paper_header(h.paper, h.score, h.rank)
+        topic_link(engine, h.paper, "p")
         keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
         if keywords:
             st.caption("Shared keywords: " + plain_markdown(", ".join(keywords)))
@@ -145,26 +180,60 @@ def similar_card(engine: Engine, source: Paper, h: Hit) -> None:
                     + "  \nThat paper: " + to_markdown(theirs))
         with st.expander("Abstract"):
             st.markdown(to_markdown(h.paper.abstract))
-        actions(h.paper, "p")
+        actions(h.paper, "p", listed)
 
 
 # ---------------------------------------------------------------- views
 
+QUERY_HELP = ("A question, a topic, a method's name, or a whole pasted abstract. The model reads the first "
+              "256 tokens (about 200 words); the page says so when it cuts a longer text.")
+
+
 def submit_query() -> None:
     text = st.session_state["query_box"].strip()
-    go(q=text) if text else go()
+    on_map = {"view": "map"} if st.query_params.get("view") == "map" else {}
+    go(q=text, **on_map) if text else go(**on_map)
 
 
-def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str]) -> None:
+def search_box(engine: Engine, query: str) -> None:
     # the box follows the URL (examples, Back), and keeps its identity across reruns
     if st.session_state.get("query_from_url") != query:
         st.session_state["query_box"] = query
         st.session_state["query_from_url"] = query
     with st.form("search", border=False):
-        st.text_input("Search papers by meaning", key="query_box", max_chars=20_000,
-                      placeholder="e.g. how can a language model read longer documents? (any language)"
-                      if engine.multilingual else "e.g. how can a language model read longer documents?")
+        st.text_area("Search papers by meaning", key="query_box", max_chars=20_000, height=68, help=QUERY_HELP,
+                     placeholder="e.g. how can a language model read longer documents? (any language)"
+                     if engine.multilingual else "e.g. how can a language model read longer documents? "
+                     "Or paste an abstract.")
         st.form_submit_button("Search", type="primary", on_click=submit_query)
+
+
+def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note: str = "") -> None:
+    if result.message:
+        (st.warning if result.truncated else st.info)(result.message)
+    if result.hits and note:
+        st.caption(note)
+    for h in result.hits:
+        hit_card(engine, h, key, result, listed)
+
+
+def upload_box(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
+    with st.expander("Papers like these: upload a .txt (one abstract per line) or a .bib"):
+        upload = st.file_uploader("Abstracts or BibTeX", type=["txt", "bib"], key="upload")
+        if upload is None:
+            return
+        try:
+            texts = texts_from_upload(upload.name, upload.getvalue())
+        except UploadError as e:
+            st.error(str(e))
+            return
+        st.caption(f"{len(texts)} text(s) read from {plain_markdown(upload.name)}")
+        show_hits(engine, engine.like_texts(texts, k, areas, venues), "u", listed)
+
+
+def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str],
+                listed: list[str]) -> None:
+    search_box(engine, query)
     if not query.strip():
         st.markdown(f"Search **{len(engine.papers):,} papers** by what they are about, in your own words, "
                     "or by the name of a method. Try one of these:")
@@ -172,31 +241,31 @@ def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str],
         for i, example in enumerate(EXAMPLE_QUERIES):
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                use_container_width=True)
+        upload_box(engine, k, areas, venues, listed)
         return
     result = engine.search(query, k, mode, areas, venues)
-    if result.message:
-        (st.warning if result.truncated else st.info)(result.message)
-    if result.hits:
-        filtered = " matching the filters" if areas or venues else ""
-        across = " · searched across languages" if result.space == "multilingual" else ""
-        st.caption(f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}")
-    for h in result.hits:
-        hit_card(h, "q", result)
+    filtered = " matching the filters" if areas or venues else ""
+    across = " · searched across languages" if result.space == "multilingual" else ""
+    show_hits(engine, result, "q", listed,
+              f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}")
 
 
-def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[str]) -> None:
+def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
     paper = engine.paper(pid)
-    st.button("← New search", on_click=go)
     if paper is None:
-        st.error(f"No paper with id “{pid}” in this index. It may come from another index; "
+        st.error(f"No paper with id “{plain_markdown(pid)}” in this index. It may come from another index; "
                  "search for it instead.")
         return
     with st.container(border=True):
         paper_header(paper)
+        topic_link(engine, paper, "v")
         st.markdown(to_markdown(paper.abstract))
         st.caption(plain_markdown(f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else "")))
+        left, right = st.columns(2)
+        left.button("✓ In reading list (remove)" if paper.id in listed else "+ Reading list",
+                    key=f"list-v-{paper.id}", on_click=toggle_list, args=(paper.id, listed))
         if paper.url.startswith(("https://", "http://")):
-            st.link_button("OpenReview ↗", paper.url)
+            right.link_button("OpenReview ↗", paper.url)
     st.subheader("Most similar papers")
     try:
         result = engine.similar([paper.id], k, areas, venues)
@@ -206,7 +275,90 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
     if result.message:
         st.info(result.message)
     for h in result.hits:
-        similar_card(engine, paper, h)
+        similar_card(engine, paper, h, listed)
+
+
+def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], listed: list[str]) -> None:
+    topic = engine.topics.get(int(raw)) if raw.strip().isdigit() else None
+    if topic is None:
+        st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
+                 f"the {len(engine.topics)} topics there are.")
+        return
+    papers = engine.topic_papers(topic.id, areas, venues)
+    st.subheader(plain_markdown(f"Topic: {topic.label}"))
+    filtered = f", {len(papers)} matching the filters" if areas or venues else ""
+    st.caption(plain_markdown(f"{topic.size} papers{filtered} · closest to the topic's centre first · "
+                              f"terms: {', '.join(topic.terms)}"))
+    for i, p in enumerate(papers, 1):
+        with st.container(border=True):
+            paper_header(p, rank=i)
+            with st.expander("Abstract"):
+                st.markdown(to_markdown(p.abstract))
+            actions(p, "t", listed)
+
+
+def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str],
+             listed: list[str]) -> None:
+    from search.layout import map_figure
+
+    if engine.map_xy is None:
+        st.error("This index has no map; rebuild it with `python index_build.py`.")
+        return
+    search_box(engine, query)
+    hits = engine.search(query, k, mode, areas, venues, evidence=False).hits if query.strip() else []
+    st.caption(f"{len(engine.papers):,} papers, coloured by topic. Hover for the title, click a point to open "
+               "the paper." + (f" The {len(hits)} hits of your query stand out." if hits else "")
+               + (" Stars: your reading list." if listed else ""))
+    fig = map_figure(engine.papers, engine.map_xy, engine.topics, [h.paper.id for h in hits], listed)
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="map",
+                            use_container_width=True, config={"displayModeBar": False})
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    chosen = next((pt.get("customdata") for pt in points if pt.get("customdata")), None)
+    if chosen:
+        pid = chosen[0] if isinstance(chosen, list) else chosen
+        if engine.paper(str(pid)) is not None:
+            go(paper=str(pid))
+            st.rerun()
+
+
+def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
+    st.subheader(f"Reading list ({len(listed)})")
+    if not listed:
+        st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
+                "in this page's address, so bookmark or share it.")
+        return
+    papers = [engine.paper(pid) for pid in listed]
+    labels = engine.topic_labels()
+    cols = st.columns(len(FORMATS))
+    for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
+                                                      ("reading-list.csv", "text/csv"),
+                                                      ("reading-list.md", "text/markdown"))):
+        col.download_button(f"Download {fmt.upper() if fmt != 'bibtex' else 'BibTeX'}",
+                            export(papers, fmt, labels), file_name=name, mime=mime, key=f"dl-{fmt}")
+    for i, p in enumerate(papers, 1):
+        with st.container(border=True):
+            paper_header(p, rank=i)
+            topic_link(engine, p, "l")
+            actions(p, "l", listed)
+    st.subheader("More like my list")
+    try:
+        result = engine.similar(listed, k, areas, venues)
+    except UnknownPaper as e:
+        st.error(str(e))
+        return
+    show_hits(engine, result, "m", listed, "closest to all of them together (a linear SVM trained on this list)"
+              if len(listed) > 1 else "")
+
+
+def nav(engine: Engine, view: str, listed: list[str]) -> None:
+    cols = st.columns(3)
+    cols[0].button("🔎 Search", key="nav-search", on_click=go, use_container_width=True, type="primary" if view == "search" else "secondary")
+    if engine.map_xy is not None:
+        q = st.query_params.get("q", "")
+        cols[1].button("🗺 Map", key="nav-map", on_click=go, kwargs={"view": "map", **({"q": q} if q else {})},
+                       use_container_width=True, type="primary" if view == "map" else "secondary")
+    cols[2].button(f"📚 Reading list ({len(listed)})", key="nav-list", on_click=go, kwargs={"view": "list"},
+                   use_container_width=True, type="primary" if view == "list" else "secondary")
 
 
 def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str]) -> None:
@@ -235,11 +387,21 @@ def main() -> None:
     areas = [a for a in st.query_params.get_all("area") if a in engine.areas]
     venues = [v for v in st.query_params.get_all("venue") if v in engine.venues]
     sidebar(engine, k, mode, areas, venues)
-    pid = st.query_params.get("paper")
+    listed = reading_list(engine)
+    pid, topic = st.query_params.get("paper"), st.query_params.get("topic")
+    view = st.query_params.get("view", "")
+    query = st.query_params.get("q", "")
+    nav(engine, view if view in ("map", "list") else "search", listed)
     if pid is not None:
-        paper_view(engine, pid, k, areas, venues)
+        paper_view(engine, pid, k, areas, venues, listed)
+    elif topic is not None:
+        topic_view(engine, topic, areas, venues, listed)
+    elif view == "map":
+        map_view(engine, query, k, mode, areas, venues, listed)
+    elif view == "list":
+        list_view(engine, k, areas, venues, listed)
     else:
-        search_view(engine, st.query_params.get("q", ""), k, mode, areas, venues)
+        search_view(engine, query, k, mode, areas, venues, listed)
 
 
 main()

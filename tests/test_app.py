@@ -61,7 +61,7 @@ def test_html_in_query_is_shown_as_text(app):
     app.query_params["q"] = "<script>alert(1)</script>"
     app.run()
     assert not app.exception
-    assert app.text_input[0].value == "<script>alert(1)</script>"
+    assert app.text_area[0].value == "<script>alert(1)</script>"
     assert all("<script>" not in m.value for m in app.markdown)
 
 
@@ -134,3 +134,86 @@ def test_first_run_builds_the_seed_index_then_serves_it(tmp_path, monkeypatch):
     assert (out / "manifest.json").is_file()
     headers = [m.value for m in at.markdown if m.value.startswith("#####")]
     assert headers and "RobustSpring" in headers[0]
+
+
+def test_topic_view_lists_its_papers_and_combines_with_facets(iclr_index, iclr_engine, monkeypatch):
+    monkeypatch.setenv("SEARCH_INDEX", str(iclr_index))
+    topic = iclr_engine.topics[0]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["topic"] = str(topic.id)
+    at.run()
+    assert not at.exception and not at.error
+    assert topic.label in at.subheader[0].value
+    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
+    assert len(headers) == topic.size
+    first = iclr_engine.paper(topic.papers[0])
+    assert first.title.split()[0] in headers[0]
+    area = next(p.primary_area for p in map(iclr_engine.paper, topic.papers) if p.primary_area)
+    at.query_params["area"] = area
+    at.run()
+    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
+    assert 0 < len(headers) == len(iclr_engine.topic_papers(topic.id, [area])) < topic.size + 1
+
+
+def test_every_hit_links_its_topic(app, engine):
+    app.query_params["q"] = "music score recognition"
+    app.run()
+    links = [b for b in app.button if b.key and b.key.startswith("topic-q-")]
+    assert len(links) == 10 and all(b.label.startswith("Topic: ") for b in links)
+    links[0].click().run()
+    assert "topic" in app.query_params and app.subheader[0].value.startswith("Topic:")
+
+
+def test_unknown_topic_gets_a_message(app):
+    app.query_params["topic"] = "99999"
+    app.run()
+    assert not app.exception and "No topic" in app.error[0].value
+
+
+def test_map_view_draws_every_paper(app, engine):
+    app.query_params["view"] = "map"
+    app.query_params["q"] = "music score recognition"
+    app.run()
+    assert not app.exception and not app.error
+    import json
+    chart = app.get("plotly_chart")[0]
+    fig = json.loads(chart.proto.spec)
+    ids = [i for t in fig["data"] if t.get("customdata") and "hits" not in t.get("name", "")
+           and "list" not in t.get("name", "") for i in t["customdata"]]
+    assert sorted(ids) == sorted(p.id for p in engine.papers)
+    hits = [t for t in fig["data"] if t.get("name") == "your query's hits"]
+    assert len(hits) == 1 and len(hits[0]["customdata"]) == 10
+
+
+def test_list_view_keeps_valid_ids_names_bad_ones_and_offers_downloads(app, engine):
+    a, b = engine.papers[0].id, engine.papers[3].id
+    app.query_params["view"] = "list"
+    app.query_params["list"] = f"{a},bogusid,{b}"
+    app.run()
+    assert not app.exception
+    assert "bogusid" in app.warning[0].value
+    assert app.subheader[0].value == "Reading list (2)"
+    downloads = app.get("download_button")
+    assert len(downloads) == 3
+    more = [b_.key for b_ in app.button if b_.key and b_.key.startswith("sim-m-")]
+    assert len(more) == 10 and f"sim-m-{a}" not in more and f"sim-m-{b}" not in more
+    # removing a paper rewrites the list in the URL
+    [remove] = [x for x in app.button if x.key == f"list-l-{a}"]
+    remove.click().run()
+    assert app.query_params["list"] in ([b], b)
+
+
+def test_adding_a_hit_puts_it_in_the_url_list(app):
+    app.query_params["q"] = "music score recognition"
+    app.run()
+    add = [b for b in app.button if b.key and b.key.startswith("list-q-")][0]
+    pid = add.key.removeprefix("list-q-")
+    add.click().run()
+    assert app.query_params["list"] in ([pid], pid)
+    assert any(b.label.startswith("✓ In reading list") for b in app.button if b.key == f"list-q-{pid}")
+
+
+def test_empty_list_says_so(app):
+    app.query_params["view"] = "list"
+    app.run()
+    assert "reading list is empty" in app.info[0].value

@@ -37,10 +37,10 @@ def no_error_on(page):
 
 def test_search_open_paper_browse_similar_and_back(server, page):
     page.goto(server)
-    box = page.get_by_label("Search papers by meaning")
+    box = page.get_by_role("textbox", name="Search papers by meaning")
     box.wait_for(timeout=60_000)
     box.fill("recognising printed music scores")
-    box.press("Enter")
+    page.get_by_role("button", name="Search", exact=True).click()
     first = page.locator("h5").first
     first.wait_for(timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll('h5').length >= 10", timeout=30_000)
@@ -74,6 +74,40 @@ def test_abstract_math_renders_and_script_query_is_inert(server, page):
     page.locator("h5").first.wait_for(timeout=60_000)
     page.locator(".katex").first.wait_for(timeout=30_000)  # $...$ in abstracts is typeset, not raw
     assert "C3B" in page.locator("h5").first.inner_text()
+    no_error_on(page)
+
+
+
+def test_map_renders_every_point_and_a_click_opens_the_paper(server, page, engine):
+    page.goto(server + "/?view=map&q=music+score+recognition")
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.js-plotly-plot')._fullData", timeout=30_000)
+    names = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullData.map(t => t.name)")
+    counts = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullData"
+                           ".filter(t => t.mode === 'markers').map(t => t.x.length)")
+    assert "your query's hits" in names
+    assert sum(counts) == len(engine.papers) + 10  # every paper once, the ten hits again on top
+    no_error_on(page)
+    page.screenshot(path=str(ROOT / "tests" / ".last_map.png"))
+
+
+def test_adding_a_hit_changes_the_url_and_the_bibtex_download_arrives(server, page):
+    import bibtexparser
+
+    page.goto(server + "/?q=music+score+recognition")
+    page.locator("h5").first.wait_for(timeout=60_000)
+    title = page.locator("h5").first.inner_text()
+    page.get_by_role("button", name="+ Reading list").first.click()
+    page.wait_for_function("() => location.search.includes('list=')", timeout=30_000)
+    page.get_by_role("button", name="📚 Reading list (1)").click()
+    page.get_by_text("Reading list (1)", exact=True).wait_for(timeout=30_000)
+    assert "view=list" in page.url and "list=" in page.url
+    with page.expect_download(timeout=30_000) as info:
+        page.get_by_role("button", name="Download BibTeX").click()
+    text = open(info.value.path(), encoding="utf-8").read()
+    library = bibtexparser.parse_string(text)
+    assert len(library.entries) == 1 and not library.failed_blocks
+    assert library.entries[0]["title"].strip("{}").split()[0] in title
     no_error_on(page)
 
 
