@@ -63,7 +63,7 @@ def main() -> None:
         rows.append((f"plain k-means on the vectors, k = {k}",
                      k, nmi(KMeans(k, n_init=4, random_state=0).fit_predict(vectors))))
     rows.append(("vectors + LSA of words, k = 120", 120,
-                 nmi(topics.cluster(papers, vectors, k=120))))
+                 nmi(topics.cluster(vectors, topics.term_counts(papers)[0], 120))))
 
     rng = np.random.default_rng(0)
     s = rng.choice(n, min(1000, n), replace=False)

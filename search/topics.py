@@ -13,7 +13,8 @@ from .corpus import Paper
 from .lexical import stem_of
 
 TOPICS = "topics.json"
-METHOD = "k-means (k = sqrt(n)) on [MiniLM vector, LSA-100 of TF-IDF over text + keywords], c-TF-IDF labels"
+METHOD = ("k-means (k = sqrt(n), 4 inits, seed 0) on [MiniLM vector, LSA-100 of TF-IDF over unigrams and "
+          "bigrams of text + keywords]; c-TF-IDF labels from the same counts")
 LABEL_TERMS = 3
 TOP_TERMS = 10
 
@@ -55,28 +56,41 @@ def _documents(papers: list[Paper]) -> list[str]:
     return [p.text + " . " + " . ".join(p.keywords) for p in papers]
 
 
-def cluster(papers: list[Paper], vectors: np.ndarray, k: int | None = None, seed: int = 0) -> np.ndarray:
+def term_counts(papers: list[Paper]):
+    """Counts of unigrams and bigrams per paper (text and keywords), stop words out; one pass serves
+    both the clustering and the labels."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+    vectorizer = CountVectorizer(ngram_range=(1, 2), token_pattern=_TOKEN, min_df=2 if len(papers) > 20 else 1,
+                                 stop_words=sorted(ENGLISH_STOP_WORDS | BOILERPLATE))
+    try:
+        counts = vectorizer.fit_transform(_documents(papers))
+    except ValueError:  # nothing but stop words anywhere
+        return None, np.array([], dtype=object)
+    return counts, vectorizer.get_feature_names_out()
+
+
+def cluster(vectors: np.ndarray, counts, k: int, seed: int = 0) -> np.ndarray:
     """Topic number per paper: k-means over the vectors joined with an LSA of the words.
 
     The words add what the authors' keywords and terms say; measured better than the vectors
-    alone against the authors' primary areas (benchmarks/bench_topics.py).
+    alone against the authors' primary areas (benchmarks/bench_explore.py).
     """
     from sklearn.cluster import KMeans
     from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.feature_extraction.text import TfidfTransformer
     from sklearn.preprocessing import normalize
 
-    n = len(papers)
-    k = topic_count(n) if k is None else k
+    n = len(vectors)
     if n <= 1 or k <= 1:
         return np.zeros(n, dtype=np.int64)
     features = [vectors]
-    tfidf = TfidfVectorizer(stop_words="english", min_df=2 if n > 20 else 1, sublinear_tf=True,
-                            ngram_range=(1, 2), token_pattern=_TOKEN).fit_transform(_documents(papers))
-    dims = min(100, n - 1, tfidf.shape[1] - 1)
-    if dims >= 2:
-        features.append(normalize(TruncatedSVD(dims, random_state=seed).fit_transform(tfidf)))
-    return KMeans(k, n_init=4, random_state=seed).fit_predict(np.hstack(features)).astype(np.int64)
+    if counts is not None:
+        tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
+        dims = min(100, n - 1, tfidf.shape[1] - 1)
+        if dims >= 2:
+            features.append(normalize(TruncatedSVD(dims, random_state=seed).fit_transform(tfidf)))
+    return KMeans(min(k, n), n_init=4, random_state=seed).fit_predict(np.hstack(features)).astype(np.int64)
 
 
 def _stems(term: str) -> set[str]:
@@ -95,26 +109,23 @@ def distinct_terms(ranked: list[str], n: int) -> list[str]:
     return chosen
 
 
-def ctfidf_terms(papers: list[Paper], labels: np.ndarray, top: int = TOP_TERMS) -> dict[int, list[str]]:
+def ctfidf_terms(counts, vocab: np.ndarray, labels: np.ndarray, top: int = TOP_TERMS) -> dict[int, list[str]]:
     """Each topic's most distinctive terms by class-based TF-IDF (as BERTopic), near-repeats removed."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+    from scipy import sparse
 
     topics = sorted(set(labels.tolist()))
-    joined = [" . ".join(d for d, t in zip(_documents(papers), labels) if t == topic) for topic in topics]
-    vectorizer = CountVectorizer(ngram_range=(1, 2), token_pattern=_TOKEN, lowercase=True,
-                                 stop_words=sorted(ENGLISH_STOP_WORDS | BOILERPLATE))
-    try:
-        counts = vectorizer.fit_transform(joined).toarray().astype(np.float64)
-    except ValueError:  # nothing but stop words anywhere
+    if counts is None:
         return {t: [] for t in topics}
-    vocab = vectorizer.get_feature_names_out()
-    tf = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    avg = counts.sum() / max(len(topics), 1)
-    weights = tf * np.log(1 + avg / np.maximum(counts.sum(axis=0), 1))
+    member = sparse.csr_matrix((np.ones(len(labels)), (np.searchsorted(topics, labels), np.arange(len(labels)))),
+                               shape=(len(topics), len(labels)))
+    by_topic = np.asarray((member @ counts).todense(), dtype=np.float64)
+    tf = by_topic / np.maximum(by_topic.sum(axis=1, keepdims=True), 1)
+    avg = by_topic.sum() / max(len(topics), 1)
+    weights = tf * np.log(1 + avg / np.maximum(by_topic.sum(axis=0), 1))
     out = {}
     for i, topic in enumerate(topics):
-        order = np.argsort(-weights[i], kind="stable")
-        ranked = [vocab[j] for j in order[:200] if counts[i, j] >= 2 and _clean_term(vocab[j])]
+        order = np.argsort(-weights[i], kind="stable")[:200]
+        ranked = [vocab[j] for j in order if by_topic[i, j] >= 2 and _clean_term(vocab[j])]
         out[topic] = distinct_terms(ranked, top)
     return out
 
@@ -128,8 +139,9 @@ def compute_topics(papers: list[Paper], vectors: np.ndarray, seed: int = 0) -> l
     """Topics ordered by size (largest first, ids 0..), papers inside by closeness to the centre."""
     if not papers:
         return []
-    labels = cluster(papers, vectors, seed=seed)
-    terms = ctfidf_terms(papers, labels)
+    counts, vocab = term_counts(papers)
+    labels = cluster(vectors, counts, topic_count(len(papers)), seed)
+    terms = ctfidf_terms(counts, vocab, labels)
     sizes = {t: int((labels == t).sum()) for t in set(labels.tolist())}
     order = sorted(sizes, key=lambda t: (-sizes[t], t))
     topics = []
