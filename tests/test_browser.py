@@ -89,6 +89,31 @@ def test_map_renders_every_point_and_a_click_opens_the_paper(server, page, engin
     assert sum(counts) == len(engine.papers) + 10  # every paper once, the ten hits again on top
     no_error_on(page)
     page.screenshot(path=str(ROOT / "tests" / ".last_map.png"))
+    # a click on a point opens that paper: find the first point's pixel through plotly's own axes
+    pos = page.evaluate("""() => { const gd = document.querySelector('.js-plotly-plot');
+        const t = gd._fullData.find(t => t.mode === 'markers' && t.name !== "your query's hits");
+        const L = gd._fullLayout, r = gd.getBoundingClientRect();
+        return {id: t.customdata[0], x: r.left + L._size.l + L.xaxis.l2p(t.x[0]),
+                y: r.top + L._size.t + L.yaxis.l2p(t.y[0])}; }""")
+    page.mouse.click(pos["x"], pos["y"])
+    page.wait_for_function("() => location.search.includes('paper=')", timeout=30_000)
+    assert f"paper={pos['id']}" in page.url
+
+
+def test_uploaded_bib_finds_papers_like_it(server, page, engine):
+    target = engine.papers[7]
+    bib = "@article{mine, title={Something}, abstract={" + target.text.replace("{", "").replace("}", "") + "}}\n"
+    page.goto(server)
+    page.get_by_text("Papers like these").click()
+    page.locator("input[type=file]").set_input_files(
+        files=[{"name": "mine.bib", "mimeType": "text/plain", "buffer": bib.encode()}])
+    page.get_by_text("1 text(s) read from mine.bib").wait_for(timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('h5').length >= 10", timeout=30_000)
+    assert target.title.split()[0] in page.locator("h5").first.inner_text()
+    page.locator("input[type=file]").set_input_files(
+        files=[{"name": "scan.txt", "mimeType": "text/plain", "buffer": b"\x89PNG\x00\x00\x01"}])
+    page.get_by_text("scan.txt looks binary").wait_for(timeout=30_000)
+    no_error_on(page)
 
 
 def test_adding_a_hit_changes_the_url_and_the_bibtex_download_arrives(server, page):
