@@ -139,12 +139,15 @@ def paper_header(p: Paper, score: float | None = None, rank: int | None = None) 
         st.caption("Keywords: " + plain_markdown(", ".join(p.keywords)))
 
 
+def list_button(where, p: Paper, key: str, listed: list[str]) -> None:
+    where.button("✓ In reading list (remove)" if p.id in listed else "+ Reading list", key=f"list-{key}-{p.id}",
+                 on_click=toggle_list, args=(p.id, listed))
+
+
 def actions(p: Paper, key: str, listed: list[str]) -> None:
     left, mid, right = st.columns([1, 1, 1])
     left.button("Similar papers →", key=f"sim-{key}-{p.id}", on_click=go, kwargs={"paper": p.id})
-    inside = p.id in listed
-    mid.button("✓ In reading list (remove)" if inside else "+ Reading list", key=f"list-{key}-{p.id}",
-               on_click=toggle_list, args=(p.id, listed))
+    list_button(mid, p, key, listed)
     if p.url.startswith(("https://", "http://")):
         right.link_button("OpenReview ↗", p.url)  # st.link_button opens a new tab
 
@@ -262,8 +265,7 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
         st.markdown(to_markdown(paper.abstract))
         st.caption(plain_markdown(f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else "")))
         left, right = st.columns(2)
-        left.button("✓ In reading list (remove)" if paper.id in listed else "+ Reading list",
-                    key=f"list-v-{paper.id}", on_click=toggle_list, args=(paper.id, listed))
+        list_button(left, paper, "v", listed)
         if paper.url.startswith(("https://", "http://")):
             right.link_button("OpenReview ↗", paper.url)
     st.subheader("Most similar papers")
@@ -312,13 +314,12 @@ def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], ve
     fig = map_figure(engine.papers, engine.map_xy, engine.topics, [h.paper.id for h in hits], listed)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="map",
                             use_container_width=True, config={"displayModeBar": False})
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    chosen = next((pt.get("customdata") for pt in points if pt.get("customdata")), None)
-    if chosen:
-        pid = chosen[0] if isinstance(chosen, list) else chosen
-        if engine.paper(str(pid)) is not None:
-            go(paper=str(pid))
-            st.rerun()
+    points = event.selection.points if event else []
+    data = next((pt["customdata"] for pt in points if pt.get("customdata")), None)
+    chosen = str(data[0] if isinstance(data, list) else data) if data else None
+    if chosen and engine.paper(chosen) is not None:
+        go(paper=chosen)
+        st.rerun()
 
 
 def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
@@ -328,7 +329,7 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
                 "in this page's address, so bookmark or share it.")
         return
     papers = [engine.paper(pid) for pid in listed]
-    labels = engine.topic_labels()
+    labels = engine.topic_labels(papers)
     cols = st.columns(len(FORMATS))
     for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
                                                       ("reading-list.csv", "text/csv"),

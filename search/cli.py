@@ -126,13 +126,13 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
 
 def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     ids = [i for line in _read_lines(args.file) for i in line.split()] if args.file else args.ids
-    if not ids:
-        raise UsageError("nothing to export: give paper ids or --file FILE")
-    unknown = [i for i in ids if engine.row(i) is None]
+    known, unknown = engine.split_ids(ids)
     if unknown:
         raise UnknownPaper(unknown)
-    papers = list({p.id: p for p in map(engine.paper, ids)}.values())  # once each, in order
-    sys.stdout.write(export(papers, args.format, engine.topic_labels()))
+    if not known:
+        raise UsageError("nothing to export: give paper ids or --file FILE")
+    papers = [engine.paper(pid) for pid in known]
+    sys.stdout.write(export(papers, args.format, engine.topic_labels(papers)))
     return 0
 
 

@@ -136,9 +136,9 @@ class Engine:
         t = self.topics.get(paper.topic) if paper.topic is not None else None
         return t.label if t else ""
 
-    def topic_labels(self) -> dict[str, str]:
+    def topic_labels(self, papers: Iterable[Paper]) -> dict[str, str]:
         """Paper id -> its topic's label (for exports)."""
-        return {p.id: self.topic_label(p) for p in self.papers}
+        return {p.id: self.topic_label(p) for p in papers}
 
     def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = ()) -> list[Paper]:
         """A topic's papers under the filters, closest to its centre first."""

@@ -18,7 +18,7 @@ def layout(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
     n = len(vectors)
     if n < 4:  # t-SNE needs a few points; a line keeps the map drawable
         return np.column_stack([np.linspace(-1, 1, n) if n > 1 else np.zeros(n), np.zeros(n)])
-    # 500 iterations: the same trustworthiness as 1,000 on the ICLR papers (0.904 vs 0.903) in half the time
+    # 500 iterations, half the default: trustworthiness stays above 0.90 (benchmarks/bench_explore.py)
     xy = TSNE(2, metric="cosine", init="pca", perplexity=min(30.0, (n - 1) / 3), random_state=seed,
               max_iter=500, n_jobs=2).fit_transform(np.asarray(vectors, dtype=np.float32))
     xy = xy - xy.mean(axis=0)
