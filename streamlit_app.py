@@ -307,7 +307,10 @@ def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], ve
         st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
     search_box(engine, query)
-    hits = engine.search(query, k, mode, areas, venues, evidence=False).hits if query.strip() else []
+    result = engine.search(query, k, mode, areas, venues, evidence=False) if query.strip() else None
+    if result is not None and result.message:
+        (st.warning if result.truncated else st.info)(result.message)
+    hits = result.hits if result is not None else []
     st.caption(f"{len(engine.papers):,} papers, coloured by topic. Hover for the title, click a point to open "
                "the paper." + (f" The {len(hits)} hits of your query stand out." if hits else "")
                + (" Stars: your reading list." if listed else ""))

@@ -185,6 +185,13 @@ def test_map_view_draws_every_paper(app, engine):
     assert len(hits) == 1 and len(hits[0]["customdata"]) == 10
 
 
+def test_map_view_warns_about_a_truncated_query(app):
+    app.query_params["view"] = "map"
+    app.query_params["q"] = "diffusion " * 400
+    app.run()
+    assert not app.exception and "longer than the model's window" in app.warning[0].value
+
+
 def test_list_view_keeps_valid_ids_names_bad_ones_and_offers_downloads(app, engine):
     a, b = engine.papers[0].id, engine.papers[3].id
     app.query_params["view"] = "list"
