@@ -14,6 +14,7 @@ from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Res
 from search.export import FORMATS, export
 from search.index import BuildBusy, IndexLoadError, load_index, resolve
 from search.lexical import marker
+from search.query_encoder import load_encoder
 from search.text import plain_markdown, to_markdown
 from search.uploads import UploadError, texts_from_upload
 
@@ -33,8 +34,14 @@ def get_model(name: str):
 
 @st.cache_resource(show_spinner="Loading the index…", max_entries=2)
 def get_engine(build_path: str) -> Engine:
-    """One engine per published build: a rebuild publishes a new path, so the next run picks it up."""
+    """One engine per published build: a rebuild publishes a new path, so the next run picks it up.
+
+    Queries are encoded by the ONNX export the build shipped (no torch import); an index without
+    one falls back to the sentence-transformers model."""
     data = load_index(Path(build_path))
+    encoder = load_encoder(data.path, data.manifest)
+    if encoder is not None:
+        return Engine(data, encoder)
     model, fingerprint = get_model(data.manifest["model"]["name"])
     return Engine(data, model, fingerprint)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from . import evidence, lexical
 from . import index as ix
 from . import layout
+from . import query_encoder as qe
 from . import topics as tp
 import numpy as np
 
@@ -64,7 +65,7 @@ def default_cache_dir(out: Path) -> Path:
 def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, batch_size: int = 32,
                 cache_dir: Path | None = None, device: str | None = None, skip_bad: bool = False,
                 model=None, progress: Progress | None = None, sentences: bool = True,
-                multilingual: bool = False, explore: bool = True) -> BuildReport:
+                multilingual: bool = False, explore: bool = True, query_encoder: bool = True) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -76,6 +77,12 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         model = model if model is not None else load_model(model_name, device)
         fingerprint = model_fingerprint(model)
         timings["model"] = time.perf_counter() - t
+
+        onnx_file = None
+        if query_encoder and qe.exportable(model):  # serving then needs neither torch nor the model files
+            t = time.perf_counter()
+            onnx_file = qe.exported(model, fingerprint, cache_dir or default_cache_dir(out), quantize=False)
+            timings["export"] = time.perf_counter() - t
 
         t = time.perf_counter()
         cache = EmbeddingCache(cache_dir or default_cache_dir(out), fingerprint)
@@ -120,6 +127,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         if sentences:
             evidence.write(build_dir, sentence_groups, sentence_vectors)
         lexical.build([p.text for p in papers], build_dir / lexical.BM25_DIR)
+        encoder_meta = qe.write_encoder(build_dir, onnx_file, model) if onnx_file else None
         if explore and reused_from is not None:
             for name in (tp.TOPICS, layout.MAP):
                 shutil.copyfile(reused_from / name, build_dir / name)
@@ -144,6 +152,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "corpus_fingerprint": corpus_fp,
             "explore": {"key": key, "topics": len(topics), "topics_method": tp.METHOD,
                         "map_method": layout.METHOD, "reused": reused_from is not None} if explore else None,
+            "query_encoder": encoder_meta,
             "inputs": [str(p) for p in inputs],
             "multilingual": {"model": ML_NAME, "fingerprint": ml.fingerprint, "dimension": 512,
                              "sentences": int(ml_sentences.shape[0])} if multilingual else None,

@@ -36,7 +36,12 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None):
 
 
 def model_fingerprint(model) -> str:
-    """sha256 over the model's weights: two models with equal fingerprints embed alike."""
+    """sha256 over the model's weights: two models with equal fingerprints embed alike.
+
+    An exported query encoder carries the fingerprint of the model it came from (its file is
+    checked against the index manifest's checksum instead)."""
+    if isinstance(getattr(model, "fingerprint", None), str):
+        return model.fingerprint
     h = hashlib.sha256()
     for key, tensor in sorted(model.state_dict().items()):
         h.update(key.encode())
@@ -51,6 +56,8 @@ def model_dimension(model) -> int:
 
 
 def token_count(model, text: str) -> int:
+    if hasattr(model, "count_tokens"):
+        return model.count_tokens(text)
     return len(model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
 
 

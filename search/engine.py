@@ -14,6 +14,7 @@ from .embed import load_model, model_dimension, model_fingerprint, token_count
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
 from .layout import MAP, read_map
+from .query_encoder import load_encoder
 from .topics import TOPICS, Topic, read_topics
 
 # Shown on the empty page; tests check that each one finds a clear first hit among the seeds.
@@ -418,8 +419,14 @@ class Engine:
 
 
 def open_engine(index_dir: Path, model=None, fingerprint: str | None = None, **options) -> Engine:
-    """Load an index and the model it was built with (or check the one given against it)."""
+    """Load an index and its query encoder: the ONNX export the build shipped, else the model it was
+    built with (or check the model given against it)."""
     data = load_index(index_dir)
     if model is None:
-        model = load_model(data.manifest["model"]["name"])
+        model = query_model(data)
     return Engine(data, model, fingerprint, **options)
+
+
+def query_model(data: IndexData):
+    """What encodes queries for this index: its ONNX export (no torch), or the sentence-transformers model."""
+    return load_encoder(data.path, data.manifest) or load_model(data.manifest["model"]["name"])

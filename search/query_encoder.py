@@ -1,0 +1,152 @@
+"""The query encoder the page and CLI use: the build's model exported to ONNX, run by onnxruntime.
+
+A query is one short text; torch and sentence-transformers cost seconds to import and milliseconds of
+Python overhead per call, while the same network in onnxruntime answers in a fraction of that
+(benchmarks/bench_backends.py). The build exports the model once (cached by model fingerprint) and
+ships the file and its tokenizer beside the vectors, so serving needs neither torch nor the model
+package. The pooling and normalisation of all-MiniLM-L6-v2 (mean over tokens, L2) are part of the graph.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ONNX = "query_encoder.onnx"
+TOKENIZER = "tokenizer.json"
+BACKENDS = ("onnx", "onnx-int8", "openvino", "openvino-int8")
+
+
+def export(model, out: Path, quantize: bool = False) -> Path:
+    """Write `model` (a SentenceTransformer with mean pooling) as ONNX at `out`, int8 weights if asked."""
+    import torch
+
+    transformer = model[0].auto_model.eval()
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask):
+            hidden = self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=-1)
+
+    sample = model.tokenizer(["a query", "a longer query text"], padding=True, return_tensors="pt")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plain = out.with_name(out.name + ".fp32.tmp") if quantize else out.with_name(out.name + ".tmp")
+    axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+            "embedding": {0: "batch"}}
+    with torch.no_grad(), warnings.catch_warnings():
+        # the tracer warns of shape checks it fixes as constants; they hold for every input here
+        # (tests compare the export with torch on short and truncated texts)
+        warnings.simplefilter("ignore")
+        # the TorchScript exporter: the newer one needs onnxscript, one more dependency for no gain here
+        torch.onnx.export(Pooled(transformer), (sample["input_ids"], sample["attention_mask"]), str(plain),
+                          input_names=["input_ids", "attention_mask"], output_names=["embedding"],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    if quantize:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        tmp = out.with_name(out.name + ".tmp")
+        quantize_dynamic(str(plain), str(tmp), weight_type=QuantType.QInt8)
+        plain.unlink()
+        plain = tmp
+    os.replace(plain, out)
+    return out
+
+
+def exported(model, fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
+    """The model's ONNX file from the cache, exported on the first call for this model fingerprint."""
+    path = cache_dir / fingerprint[:24] / ("query_encoder-int8.onnx" if quantize else "query_encoder.onnx")
+    if not path.is_file():
+        export(model, path, quantize)
+    return path
+
+
+def exportable(model) -> bool:
+    """The graph above reproduces models of a transformer, mean pooling and normalisation only."""
+    names = [type(m).__name__ for m in model]
+    mode = getattr(model[1], "pooling_mode", None) if len(names) > 1 else None
+    return names == ["Transformer", "Pooling", "Normalize"] and mode in ("mean", ["mean"], ("mean",))
+
+
+class OnnxEncoder:
+    """Encodes texts like the SentenceTransformer it was exported from, with onnxruntime or OpenVINO."""
+
+    def __init__(self, onnx_path: Path, tokenizer_path: Path, max_tokens: int, fingerprint: str,
+                 runtime: str = "onnxruntime", threads: int | None = None):
+        from tokenizers import Tokenizer
+
+        self.max_seq_length = max_tokens
+        self.fingerprint = fingerprint     # of the model the file was exported from (the manifest's)
+        self.runtime = runtime
+        self._count = Tokenizer.from_file(str(tokenizer_path))
+        self._count.no_padding()
+        self._count.no_truncation()
+        self._tok = Tokenizer.from_file(str(tokenizer_path))
+        self._tok.no_padding()
+        self._tok.enable_truncation(max_length=max_tokens)
+        if runtime == "onnxruntime":
+            import onnxruntime as ort
+
+            opts = ort.SessionOptions()
+            if threads:
+                opts.intra_op_num_threads = threads
+            self._session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+            self._run = lambda feed: self._session.run(["embedding"], feed)[0]
+        elif runtime == "openvino":
+            import openvino as ov
+
+            config = {"INFERENCE_NUM_THREADS": threads} if threads else {}
+            compiled = ov.Core().compile_model(str(onnx_path), "CPU", config)
+            request = compiled.create_infer_request()
+            self._run = lambda feed: request.infer(feed)[compiled.outputs[0]].copy()
+        else:
+            raise ValueError(f"unknown runtime {runtime!r}")
+        self.dimension = int(self.encode(["dimension probe"]).shape[1])
+
+    def get_embedding_dimension(self) -> int:
+        return self.dimension
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens with [CLS] and [SEP], before truncation."""
+        return len(self._count.encode(text).ids)
+
+    def encode(self, texts: list[str], batch_size: int = 32, **_ignored) -> np.ndarray:
+        """L2-normalised float32 vectors (keyword options of SentenceTransformer.encode are accepted)."""
+        out = []
+        for start in range(0, len(texts), batch_size):
+            encs = self._tok.encode_batch(texts[start:start + batch_size])
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(encs), width), dtype=np.int64)
+            mask = np.zeros((len(encs), width), dtype=np.int64)
+            for i, e in enumerate(encs):
+                ids[i, :len(e.ids)] = e.ids
+                mask[i, :len(e.ids)] = 1
+            out.append(self._run({"input_ids": ids, "attention_mask": mask}))
+        return np.concatenate(out).astype(np.float32, copy=False)
+
+
+def write_encoder(build_dir: Path, onnx_file: Path, model) -> dict:
+    """Copy the ONNX file and save the model's tokenizer into a build; returns the manifest entry."""
+    shutil.copyfile(onnx_file, build_dir / ONNX)
+    model.tokenizer.backend_tokenizer.save(str(build_dir / TOKENIZER))
+    return {"file": ONNX, "tokenizer": TOKENIZER, "runtime": "onnxruntime",
+            "weights": "int8" if "int8" in onnx_file.name else "float32"}
+
+
+def load_encoder(index_path: Path, manifest: dict, threads: int | None = None) -> OnnxEncoder | None:
+    """The index's query encoder, or None when the build shipped none."""
+    meta = manifest.get("query_encoder")
+    if not meta:
+        return None
+    return OnnxEncoder(index_path / meta["file"], index_path / meta["tokenizer"],
+                       int(manifest["model"]["max_seq_length"]), manifest["model"]["fingerprint"],
+                       meta.get("runtime", "onnxruntime"), threads)
+
