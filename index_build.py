@@ -19,6 +19,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="sentence-transformers model name or local path (default: all-MiniLM-L6-v2, offline)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--device", default=None, help="cpu, cuda or mps (default: cpu)")
+    ap.add_argument("--processes", type=int, default=0,
+                    help="embed in this many worker processes (sentence-transformers' pool; default: one)")
+    ap.add_argument("--index-type", default="auto",
+                    help="FAISS factory string, search parameters after a colon: Flat, "
+                         "IVF4096,SQfp16:nprobe=32, HNSW32,SQ8:efSearch=128 (default: auto = exact "
+                         "up to 50,000 papers, IVF with fp16 codes above)")
     ap.add_argument("--cache", type=Path, default=None,
                     help="embedding cache directory (default: .embedding_cache/ beside the index)")
     ap.add_argument("--multilingual", action="store_true",
@@ -28,13 +34,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     if args.batch_size < 1:
         ap.error("--batch-size must be at least 1")
+    if args.processes < 0:
+        ap.error("--processes must be 0 or more")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     report = build_index(args.inputs, args.out, args.model, args.batch_size, args.cache,
-                         args.device, args.skip_bad_lines, multilingual=args.multilingual)
+                         args.device, args.skip_bad_lines, multilingual=args.multilingual,
+                         index_spec=args.index_type, processes=args.processes)
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)
     if report.skipped:

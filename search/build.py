@@ -16,7 +16,7 @@ import numpy as np
 
 from .corpus import load_corpus
 from .embed import (DEFAULT_MODEL, EmbeddingCache, Progress, encode_cached, load_model,
-                    model_dimension, model_fingerprint)
+                    model_dimension, model_fingerprint, start_pool)
 from .multilingual import NAME as ML_NAME
 from .multilingual import SENTENCE_VECTORS as MULTI_SENTENCES
 from .multilingual import TITLE_VECTORS as MULTI_TITLES
@@ -65,7 +65,8 @@ def default_cache_dir(out: Path) -> Path:
 def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, batch_size: int = 32,
                 cache_dir: Path | None = None, device: str | None = None, skip_bad: bool = False,
                 model=None, progress: Progress | None = None, sentences: bool = True,
-                multilingual: bool = False, explore: bool = True, query_encoder: bool = True) -> BuildReport:
+                multilingual: bool = False, explore: bool = True, query_encoder: bool = True,
+                index_spec: str = ix.AUTO, processes: int = 0) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -76,6 +77,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         t = time.perf_counter()
         model = model if model is not None else load_model(model_name, device)
         fingerprint = model_fingerprint(model)
+        ix.check_spec(index_spec, model_dimension(model))
         timings["model"] = time.perf_counter() - t
 
         onnx_file = None
@@ -86,11 +88,13 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
 
         t = time.perf_counter()
         cache = EmbeddingCache(cache_dir or default_cache_dir(out), fingerprint)
-        vectors, embedded = encode_cached(model, [p.text for p in papers], cache, batch_size, progress)
         # sentence vectors serve "why this result" only; an evaluation run can skip them
         sentence_groups = evidence.paper_sentences(papers) if sentences else []
-        sentence_vectors, embedded_sentences = encode_cached(
-            model, evidence.flat_texts(sentence_groups), cache, batch_size, desc="sentences")
+        with start_pool(model, processes, device) as pool:
+            vectors, embedded = encode_cached(model, [p.text for p in papers], cache, batch_size, progress,
+                                              pool=pool)
+            sentence_vectors, embedded_sentences = encode_cached(
+                model, evidence.flat_texts(sentence_groups), cache, batch_size, desc="sentences", pool=pool)
         timings["embed"] = time.perf_counter() - t
         if multilingual:
             t = time.perf_counter()
@@ -123,7 +127,9 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         t = time.perf_counter()
         build_dir = ix.new_build_dir(out)
         ix.write_papers(build_dir / ix.PAPERS, papers)
-        ix.write_vectors(build_dir / ix.VECTORS, vectors)
+        t_vec = time.perf_counter()
+        index_meta = ix.write_vectors(build_dir / ix.VECTORS, vectors, index_spec)
+        timings["faiss"] = time.perf_counter() - t_vec
         if sentences:
             evidence.write(build_dir, sentence_groups, sentence_vectors)
         lexical.build([p.text for p in papers], build_dir / lexical.BM25_DIR)
@@ -145,7 +151,8 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "dimension": model_dimension(model),
             "count": len(papers),
             "metric": "cosine (inner product of L2-normalised vectors)",
-            "index_type": "IndexFlatIP",
+            "index_type": index_meta["class"],
+            "index": index_meta,
             "lexical": "BM25 (bm25s, Lucene variant, k1=1.5, b=0.75) over cleaned title + abstract, "
                        "English stop words, Snowball stems",
             "sentences": int(sentence_vectors.shape[0]),
@@ -160,7 +167,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "library_versions": ix.library_versions(),
         }
-        timings["write"] = time.perf_counter() - t
+        timings["write"] = time.perf_counter() - t - timings["faiss"]
         manifest["build_seconds"] = round(time.perf_counter() - t0, 3)
         manifest["stage_seconds"] = {k: round(v, 3) for k, v in timings.items()}
         ix.write_manifest(build_dir, manifest)

@@ -13,9 +13,9 @@ from pathlib import Path
 from .corpus import CorpusError
 from .export import FORMATS, export
 from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
-from .index import BuildBusy, IndexLoadError
+from .index import BuildBusy, IndexLoadError, IndexSpecError
 
-EXPECTED_ERRORS = (CorpusError, IndexLoadError, BuildBusy, UnknownPaper, FileNotFoundError)
+EXPECTED_ERRORS = (CorpusError, IndexLoadError, IndexSpecError, BuildBusy, UnknownPaper, FileNotFoundError)
 
 
 class UsageError(Exception):

@@ -6,6 +6,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +63,10 @@ def token_count(model, text: str) -> int:
 
 
 def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
-           desc: str = "embedding") -> np.ndarray:
-    """L2-normalised float32 vectors, in chunks so a bar (tqdm, or the page's) shows rate and ETA."""
+           desc: str = "embedding", pool: dict | None = None) -> np.ndarray:
+    """L2-normalised float32 vectors, in chunks so a bar (tqdm, or the page's) shows rate and ETA.
+
+    `pool` (from `start_pool`) spreads each chunk over worker processes."""
     from tqdm import tqdm
 
     dim = model_dimension(model)
@@ -72,18 +75,32 @@ def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | N
     # longest first: batches hold texts of like length, so little padding is computed
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     out = np.empty((len(texts), dim), dtype=np.float32)
-    chunk = max(batch_size * 4, 1)
+    workers = len(pool["processes"]) if pool else 1
+    chunk = max(batch_size * 4 * workers, 1)
     with tqdm(total=len(texts), desc=desc, unit="text", disable=None) as bar:
         for start in range(0, len(order), chunk):
             idx = order[start:start + chunk]
             vecs = model.encode([texts[i] for i in idx], batch_size=batch_size,
                                 normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False)
+                                show_progress_bar=False, **({"pool": pool} if pool else {}))
             out[idx] = vecs.astype(np.float32, copy=False)
             bar.update(len(idx))
             if progress:
                 progress(start + len(idx), len(texts))
     return out
+
+
+@contextmanager
+def start_pool(model, processes: int, device: str | None = None):
+    """sentence-transformers' multi-process pool of `processes` workers on one device type, or None for 0-1."""
+    if processes <= 1:
+        yield None
+        return
+    pool = model.start_multi_process_pool([device or "cpu"] * processes)
+    try:
+        yield pool
+    finally:
+        model.stop_multi_process_pool(pool)
 
 
 class EmbeddingCache:
@@ -124,14 +141,15 @@ class EmbeddingCache:
 
 
 def encode_cached(model, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
-                  progress: Progress | None = None, desc: str = "embedding") -> tuple[np.ndarray, int]:
+                  progress: Progress | None = None, desc: str = "embedding",
+                  pool: dict | None = None) -> tuple[np.ndarray, int]:
     """Encode only texts the cache lacks; returns the vectors and how many were newly embedded."""
     from .text import text_hash
 
     keys = [text_hash(t) for t in texts]
     missing = [i for i, k in enumerate(keys) if cache is None or cache.get(k) is None]
     unique_missing = list({keys[i]: i for i in missing}.values())
-    fresh = encode(model, [texts[i] for i in unique_missing], batch_size, progress, desc)
+    fresh = encode(model, [texts[i] for i in unique_missing], batch_size, progress, desc, pool)
     if cache is not None:
         cache.add([keys[i] for i in unique_missing], fresh)
     by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}

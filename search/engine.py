@@ -106,8 +106,11 @@ class Engine:
         for row, p in enumerate(self.papers):
             for pid in [p.id, *p.aliases]:
                 self._row.setdefault(pid, row)
-        # FAISS keeps its own copy; this one serves similar() and filtered scoring directly
-        self.vectors = data.vectors.reconstruct_n(0, data.vectors.ntotal)
+        self.exact = (data.manifest.get("index") or {}).get("exact", True)
+        # FAISS keeps its own copy; this one serves similar(), fusion and filtered scoring directly.
+        # Beside an approximate index (a corpus too big for exact search) it is kept in float16:
+        # half the memory, cosines within 1e-3.
+        self.vectors = all_vectors(data.vectors, np.float32 if self.exact else np.float16)
         self.lexical = lexical.Lexical(data.path, len(self.papers))
         self.evidence = Evidence.load(data.path) if data.manifest.get("sentences") else None
         self.multilingual = self._load_multilingual(data)
@@ -251,6 +254,10 @@ class Engine:
         index = self.data.vectors
         if mask is None:
             _, rows = index.search(vec, pool)
+        elif not self.exact:  # an approximate index misses filtered rows; the allowed ones are scored exactly
+            allowed = np.flatnonzero(mask)
+            scores = self.vectors[allowed].astype(np.float32) @ vec.ravel()
+            return allowed[top_rows(scores, pool)]
         else:
             allowed = np.flatnonzero(mask).astype(np.int64)
             params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
@@ -416,6 +423,21 @@ class Engine:
             raise UnknownPaper([i for i, r in ((pid, a), (other, b)) if r is None])
         pair = self.evidence.closest_pair(a, b) if self.evidence is not None else ("", "", 0.0)
         return shared_keywords(self.papers[a], self.papers[b]), pair
+
+
+def all_vectors(index, dtype=np.float32, chunk: int = 100_000) -> np.ndarray:
+    """Every vector of a FAISS index by row, decoded chunk by chunk (no float32 copy of all at once)."""
+    import faiss
+
+    try:
+        faiss.extract_index_ivf(index).make_direct_map()  # IVF lists need it to find a row
+    except RuntimeError:
+        pass  # not an IVF index
+    out = np.empty((index.ntotal, index.d), dtype=dtype)
+    for start in range(0, index.ntotal, chunk):
+        n = min(chunk, index.ntotal - start)
+        out[start:start + n] = index.reconstruct_n(start, n)
+    return out
 
 
 def open_engine(index_dir: Path, model=None, fingerprint: str | None = None, **options) -> Engine:

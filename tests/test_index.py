@@ -14,7 +14,8 @@ def test_layout_is_inspectable_and_manifest_complete(seed_index):
     assert {"manifest.json", "papers.jsonl", "vectors.faiss"} <= files
     assert not any(f.endswith(".pkl") or f.endswith(".pickle") for f in files)
     m = json.loads((seed_index / "manifest.json").read_text())
-    assert m["count"] == 66 and m["dimension"] == 384 and m["index_type"] == "IndexFlatIP"
+    assert m["count"] == 66 and m["dimension"] == 384 and m["index_type"] == "IndexFlat"
+    assert m["index"]["factory"] == "Flat" and m["index"]["exact"] and m["query_encoder"]["file"]
     assert len(m["model"]["fingerprint"]) == 64 and len(m["corpus_fingerprint"]) == 64
     on_disk = {str(f.relative_to(seed_index.resolve())) for f in seed_index.resolve().rglob("*") if f.is_file()}
     assert set(m["files"]) == on_disk - {"manifest.json"}  # every file is covered by a checksum
@@ -107,3 +108,56 @@ def test_index_of_another_dimension_is_refused(index_copy, model, fingerprint):
     data = load_index(index_copy)  # checksums and counts agree ...
     with pytest.raises(IndexLoadError, match="768-d vectors but the query model makes 384-d"):
         Engine(data, model, fingerprint)  # ... but the query model does not
+
+
+def test_auto_index_is_exact_while_small_then_ivf():
+    from search.index import choose_index
+
+    assert choose_index(66) == ("Flat", "") and choose_index(50_000) == ("Flat", "")
+    assert choose_index(100_000) == ("IVF1024,SQfp16", "nprobe=32")
+    assert choose_index(1_000_000) == ("IVF4096,SQfp16", "nprobe=32")
+    assert choose_index(10, "HNSW32,SQ8:efSearch=128") == ("HNSW32,SQ8", "efSearch=128")
+
+
+@pytest.mark.parametrize("spec", ["IVF4,SQfp16:nprobe=4", "HNSW16,Flat:efSearch=256"])
+def test_approximate_index_answers_like_exact(tmp_path, model, fingerprint, spec):
+    from search.engine import EXAMPLE_QUERIES
+
+    out = tmp_path / "index"
+    build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c", explore=False, index_spec=spec)
+    approx = Engine(load_index(out), model, fingerprint)
+    m = approx.manifest
+    assert m["index"]["factory"] == spec.split(":")[0] and m["index"]["search_params"] == spec.split(":")[1]
+    assert not approx.exact and approx.vectors.dtype.name == "float16"
+    # every list probed / a wide beam: the same top 10 as exact search of the same papers
+    flat = tmp_path / "flat"
+    build_index([SEEDS], flat, model=model, cache_dir=tmp_path / "c", explore=False)
+    reference = Engine(load_index(flat), model, fingerprint)
+    assert reference.exact
+    for q in EXAMPLE_QUERIES:
+        for mode in ("semantic", "hybrid"):
+            assert [h.paper.id for h in approx.search(q, 10, mode).hits] == \
+                   [h.paper.id for h in reference.search(q, 10, mode).hits]
+
+
+def test_approximate_index_filters_exactly(tmp_path, model, fingerprint, iclr_subset):
+    out = tmp_path / "index"
+    build_index([SEEDS, iclr_subset], out, model=model, cache_dir=tmp_path / "c", explore=False,
+                index_spec="IVF16,SQ8:nprobe=1")
+    engine = Engine(load_index(out), model, fingerprint)
+    area = engine.areas[0]
+    allowed = [p.id for p in engine.papers if p.primary_area == area]
+    hits = engine.search("learning", 50, "semantic", areas=[area]).hits
+    assert len(hits) == min(50, len(allowed)) and all(h.paper.primary_area == area for h in hits)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_bad_index_type_is_refused_before_embedding(tmp_path):
+    from conftest import run_py
+
+    r = run_py("index_build.py", str(SEEDS), "--out", str(tmp_path / "index"), "--index-type", "IVF4,PQ7")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--index-type" in r.stderr and "multiple of the number of subquantizers" in r.stderr
+    assert not (tmp_path / ".embedding_cache").exists() or not any((tmp_path / ".embedding_cache").rglob("*.npy"))
+    assert not (tmp_path / "index").exists()
