@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .text import clean_for_model, content_id, derive_title, match_key, strip_control
+from .text import clean_for_model, derive_title, id_from_key, match_key, strip_control
 
 TEXT_SUFFIXES = {".txt", ".md", ""}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -57,6 +57,10 @@ class Record:
     url: str = ""
     primary_area: str = ""
     venue: str = ""
+    key: str = ""            # match_key(abstract), made once while the cleaned text is at hand
+
+    def __post_init__(self):
+        self.key = self.key or match_key(self.abstract)
 
 
 # ---------------------------------------------------------------- files
@@ -246,7 +250,7 @@ def merge(records: list[Record]) -> list[Paper]:
     groups: dict[str, list[Record]] = {}
     by_id: dict[str, str] = {}
     for rec in records:
-        key = match_key(rec.abstract)
+        key = rec.key
         if rec.id and rec.id in by_id and by_id[rec.id] != key:
             first = groups[by_id[rec.id]][0].where
             raise CorpusError(f"{rec.where}: duplicate id '{rec.id}' with a different abstract "
@@ -254,18 +258,18 @@ def merge(records: list[Record]) -> list[Paper]:
         groups.setdefault(key, []).append(rec)
         if rec.id:
             by_id[rec.id] = key
-    return [_merge_group(group) for group in groups.values()]
+    return [_merge_group(key, group) for key, group in groups.items()]
 
 
 def _first(group: list[Record], name: str):
     return next((getattr(r, name) for r in group if getattr(r, name)), type(getattr(group[0], name))())
 
 
-def _merge_group(group: list[Record]) -> Paper:
+def _merge_group(key: str, group: list[Record]) -> Paper:
     given = [r for r in group if r.id]
     # a structured export's text wins over a seed line: it is the publisher's version
     best = given[0] if given else group[0]
-    derived_id = content_id(best.abstract)
+    derived_id = id_from_key(key)
     pid = given[0].id if given else derived_id
     # the content id stays an alias so links made before the record gained an id keep working
     aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + [derived_id]) if a != pid]

@@ -30,7 +30,8 @@ def _stopwords() -> frozenset[str]:
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased, stop words out, Snowball-stemmed: 'KV caches' -> ['kv', 'cach']."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in _stopwords()]
+    stop = _stopwords()
+    words = [w for w in _WORD.findall(text.lower()) if w not in stop]
     return _stemmer().stemWords(words)
 
 

@@ -96,6 +96,9 @@ class OnnxEncoder:
             import onnxruntime as ort
 
             opts = ort.SessionOptions()
+            # idle workers that spin take the 2nd core from the FAISS search that follows each encode
+            # (measured: encode + search p50 19.6 ms spinning, 11.7 ms not, 20,000 papers)
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if threads:
                 opts.intra_op_num_threads = threads
             self._session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
