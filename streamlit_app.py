@@ -306,10 +306,17 @@ def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], li
             actions(p, "t", listed)
 
 
-def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str],
-             listed: list[str]) -> None:
+@st.cache_resource(max_entries=16, show_spinner=False)
+def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]):
+    """The map's figure for a build, hits and list (0.25 s to make for 4,315 papers): a rerun reuses it."""
     from search.layout import map_figure
 
+    engine = get_engine(build_path)
+    return map_figure(engine.papers, engine.map_xy, engine.topics, list(hits), list(listed))
+
+
+def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str],
+             listed: list[str]) -> None:
     if engine.map_xy is None:
         st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
@@ -321,7 +328,7 @@ def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], ve
     st.caption(f"{len(engine.papers):,} papers, coloured by topic. Hover for the title, click a point to open "
                "the paper." + (f" The {len(hits)} hits of your query stand out." if hits else "")
                + (" Stars: your reading list." if listed else ""))
-    fig = map_figure(engine.papers, engine.map_xy, engine.topics, [h.paper.id for h in hits], listed)
+    fig = map_of(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed))
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="map",
                             use_container_width=True, config={"displayModeBar": False})
     points = event.selection.points if event else []

@@ -1,6 +1,7 @@
 """Building, publishing, checking and refusing index directories."""
 import json
 
+import numpy as np
 import pytest
 
 from conftest import SEEDS
@@ -82,7 +83,6 @@ def test_rebuild_from_cache_gives_identical_vectors(tmp_path, model, seed_index)
     build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c")
     a, b = load_index(out), load_index(seed_index)
     assert a.manifest["corpus_fingerprint"] == b.manifest["corpus_fingerprint"]
-    import numpy as np
     assert np.allclose(a.vectors.reconstruct_n(0, 66), b.vectors.reconstruct_n(0, 66), atol=1e-5)
 
 
@@ -95,7 +95,6 @@ def test_truncated_faiss_file_is_refused(index_copy):
 
 def test_index_of_another_dimension_is_refused(index_copy, model, fingerprint):
     """A whole, self-consistent index of 768-d vectors (another model) cannot serve 384-d queries."""
-    import numpy as np
 
     from search.index import write_manifest, write_vectors
 
@@ -161,3 +160,12 @@ def test_bad_index_type_is_refused_before_embedding(tmp_path):
     assert "--index-type" in r.stderr and "multiple of the number of subquantizers" in r.stderr
     assert not (tmp_path / ".embedding_cache").exists() or not any((tmp_path / ".embedding_cache").rglob("*.npy"))
     assert not (tmp_path / "index").exists()
+
+
+def test_process_pool_embeds_the_same_vectors(tmp_path, model, seed_index):
+    out = tmp_path / "index"
+    build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c", processes=2, explore=False)
+    pooled, single = load_index(out), load_index(seed_index)
+    assert [p.id for p in pooled.papers] == [p.id for p in single.papers]
+    assert np.allclose(pooled.vectors.reconstruct_n(0, 66), single.vectors.reconstruct_n(0, 66), atol=1e-5)
+    assert pooled.manifest["sentences"] == single.manifest["sentences"]

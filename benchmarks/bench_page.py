@@ -1,0 +1,134 @@
+"""The page in headless Chromium: cold start, and a warm query from its submission to results drawn.
+
+    python benchmarks/bench_page.py --index DIR [--queries 20] [--cold 3] [--before OLD_CHECKOUT]
+
+Cold start: `streamlit run` launched to the first results of `?q=` drawn in a new browser page
+(median of --cold fresh servers). Warm query: on a loaded page, type a new query (distinct ones, so
+none is in the query cache) and click Search; the time until the URL holds it, ten result cards are
+drawn and none is stale. Also the same for a repeated query (LRU hit) and for "+ Reading list".
+The server-side share: the script's own time for the same query, from Streamlit's AppTest.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench_core import machine, pct  # noqa: E402
+from bench_scale import queries  # noqa: E402
+from report import write_report  # noqa: E402
+
+DRAWN = ("q => new URLSearchParams(location.search).get('q') === q && "
+         "document.querySelectorAll('h5').length >= 10 && !document.querySelector('[data-stale=\"true\"]')")
+
+
+def submit(page, q: str) -> float:
+    box = page.get_by_role("textbox", name="Search papers by meaning")
+    box.fill(q)
+    t = time.perf_counter()
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.wait_for_function(DRAWN, arg=q, timeout=60_000)
+    return time.perf_counter() - t
+
+
+def cold_start(index: Path, q: str, root: Path = ROOT) -> float:
+    from browser import launch, streamlit_server
+    from playwright.sync_api import sync_playwright
+
+    t0 = time.perf_counter()
+    with streamlit_server(root, index) as url, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(f"{url}/?q={q}")
+        page.wait_for_function(DRAWN, arg=q, timeout=120_000)
+        took = time.perf_counter() - t0
+        browser.close()
+    return took
+
+
+def warm(index: Path, qs: list[str]) -> dict:
+    from browser import launch, streamlit_server
+    from playwright.sync_api import sync_playwright
+
+    with streamlit_server(ROOT, index) as url, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(f"{url}/?q=warm+up")
+        page.wait_for_function(DRAWN, arg="warm up", timeout=120_000)
+        for q in qs[:3]:
+            submit(page, q + " warm")
+        fresh = [submit(page, q) for q in qs]
+        repeated = [submit(page, q) for q in qs[:10]]
+        listed = []
+        for i in range(5):
+            before = page.url
+            t = time.perf_counter()
+            page.get_by_role("button", name="+ Reading list").first.click()
+            page.wait_for_function("u => location.href !== u && !document.querySelector('[data-stale=\"true\"]')",
+                                   arg=before, timeout=60_000)
+            listed.append(time.perf_counter() - t)
+        browser.close()
+    return {"fresh": fresh, "repeated": repeated, "listed": listed}
+
+
+def script_time(index: Path, qs: list[str]) -> list[float]:
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["SEARCH_INDEX"] = str(index)
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.query_params["q"] = "warm up"
+    at.run()
+    times = []
+    for q in qs:
+        at.query_params["q"] = q
+        t = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--cold", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "page.md")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a checkout of an older version: its cold start is measured too, for comparison")
+    args = ap.parse_args()
+
+    qs = queries(200)[-args.queries:]   # not the ones other benchmarks warm with
+    colds = [cold_start(args.index, f"cold start {i}") for i in range(args.cold)]
+    before = [cold_start(args.index, f"cold before {i}", args.before) for i in range(args.cold)] if args.before else []
+    w = warm(args.index, qs)
+    server = script_time(args.index, [q + " script" for q in qs])
+
+    def ms(values):
+        return f"{statistics.median(values) * 1e3:.0f} ms (p90 {pct(values, 90) * 1e3:.0f})"
+
+    lines = [f"Machine: {machine()}",
+             f"Command: python benchmarks/bench_page.py {' '.join(sys.argv[1:])}", "",
+             "| measure | value |", "|---|---|",
+             f"| cold start: `streamlit run` to first results drawn (median of {len(colds)}) | "
+             f"{statistics.median(colds):.2f} s (each: {', '.join(f'{c:.2f}' for c in colds)}) |",
+             *([f"| cold start of the version at `{args.before}` (median of {len(before)}) | "
+                f"{statistics.median(before):.2f} s (each: {', '.join(f'{c:.2f}' for c in before)}) |"]
+               if before else []),
+             f"| warm query, Search clicked to 10 results drawn, {len(w['fresh'])} distinct queries | {ms(w['fresh'])} |",
+             f"| the same queries again (query vector cached) | {ms(w['repeated'])} |",
+             f"| '+ Reading list' on a hit, click to page redrawn | {ms(w['listed'])} |",
+             f"| of a query, the script's own run (AppTest, {len(server)} queries) | {ms(server)} |"]
+    write_report(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()
