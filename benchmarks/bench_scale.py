@@ -1,6 +1,6 @@
 """Build and query figures from 66 papers to a million, each beside its floor, in one run.
 
-    python benchmarks/bench_scale.py [--sizes 66 4302 100000 1000000] [--out benchmarks/results/scale.md]
+    python benchmarks/bench_scale.py [--sizes 66 4302 100000 1000000] [--reuse N ...] [--out benchmarks/results/scale.md]
 
 Corpora: 66 = the shipped seeds; 4,302 = ../shared/data/iclr2026_papers.jsonl; both embedded for real
 (cold cache, "why this result" sentences, topics and map included: the build a user runs). Above
@@ -270,6 +270,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=ROOT / "bench-out" / "scale")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scale.md")
+    ap.add_argument("--reuse", nargs="*", type=int, default=[],
+                    help="sizes whose results to take from an earlier run's result-N.json in --work")
     ap.add_argument("--phase", choices=["build", "query"])
     ap.add_argument("--n", type=int)
     args = ap.parse_args()
@@ -282,6 +284,11 @@ def main() -> None:
     builds, runs = [], []
     for n in args.sizes:
         saved = args.work / f"result-{n}.json"
+        if n in args.reuse:
+            kept = json.loads(saved.read_text())
+            builds.append(kept["build"])
+            runs.append(kept["query"])
+            continue
         builds.append(child("build", n, args.work, args.queries))
         runs.append(child("query", n, args.work, args.queries))
         saved.write_text(json.dumps({"build": builds[-1], "query": runs[-1]}))
@@ -291,6 +298,9 @@ def main() -> None:
 
     lines = [f"Machine: {machine()}; faiss {faiss.__version__}",
              f"Command: python benchmarks/bench_scale.py {' '.join(sys.argv[1:])}".rstrip(), ""]
+    if args.reuse:
+        lines += [f"Sizes {', '.join(f'{n:,}' for n in args.reuse)}: results of an earlier run of this script "
+                  f"(kept in {args.work}/result-N.json), same code for what they measure.", ""]
     write_report(lines + table(builds, runs), args.out)
 
 

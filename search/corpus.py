@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .text import clean_for_model, derive_title, id_from_key, match_key, strip_control
+from .text import clean_for_model, derive_title, id_from_digest, match_digest, strip_control
 
 TEXT_SUFFIXES = {".txt", ".md", ""}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -57,10 +57,10 @@ class Record:
     url: str = ""
     primary_area: str = ""
     venue: str = ""
-    key: str = ""            # match_key(abstract), made once while the cleaned text is at hand
+    key: str = ""            # match_digest(abstract): made once, it groups copies of one abstract
 
     def __post_init__(self):
-        self.key = self.key or match_key(self.abstract)
+        self.key = self.key or match_digest(self.abstract)
 
 
 # ---------------------------------------------------------------- files
@@ -269,7 +269,7 @@ def _merge_group(key: str, group: list[Record]) -> Paper:
     given = [r for r in group if r.id]
     # a structured export's text wins over a seed line: it is the publisher's version
     best = given[0] if given else group[0]
-    derived_id = id_from_key(key)
+    derived_id = id_from_digest(key)
     pid = given[0].id if given else derived_id
     # the content id stays an alias so links made before the record gained an id keep working
     aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + [derived_id]) if a != pid]

@@ -124,12 +124,16 @@ def match_key(text: str) -> str:
 
 def content_id(text: str) -> str:
     """A stable id from an abstract's content, independent of markup and position."""
-    return id_from_key(match_key(text))
+    return id_from_digest(match_digest(text))
 
 
-def id_from_key(key: str) -> str:
-    """content_id from an abstract's match_key."""
-    return "p" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:10]
+def match_digest(text: str) -> str:
+    """sha1 of match_key: as good a key for grouping, and 40 characters instead of the abstract's length."""
+    return hashlib.sha1(match_key(text).encode("utf-8")).hexdigest()
+
+
+def id_from_digest(digest: str) -> str:
+    return "p" + digest[:10]
 
 
 def text_hash(text: str) -> str:
