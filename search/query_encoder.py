@@ -102,17 +102,21 @@ class OnnxEncoder:
             if threads:
                 opts.intra_op_num_threads = threads
             self._session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
-            self._run = lambda feed: self._session.run(["embedding"], feed)[0]
         elif runtime == "openvino":
             import openvino as ov
 
             config = {"INFERENCE_NUM_THREADS": threads} if threads else {}
             compiled = ov.Core().compile_model(str(onnx_path), "CPU", config)
-            request = compiled.create_infer_request()
-            self._run = lambda feed: request.infer(feed)[compiled.outputs[0]].copy()
+            self._request, self._output = compiled.create_infer_request(), compiled.outputs[0]
         else:
             raise ValueError(f"unknown runtime {runtime!r}")
         self.dimension = int(self.encode(["dimension probe"]).shape[1])
+
+    def _run(self, feed: dict) -> np.ndarray:
+        # a method, not a stored lambda: no reference cycle, so a replaced encoder is freed at once
+        if self.runtime == "onnxruntime":
+            return self._session.run(["embedding"], feed)[0]
+        return self._request.infer(feed)[self._output].copy()
 
     def get_embedding_dimension(self) -> int:
         return self.dimension

@@ -224,3 +224,16 @@ def test_empty_list_says_so(app):
     app.query_params["view"] = "list"
     app.run()
     assert "reading list is empty" in app.info[0].value
+
+
+def test_loaded_engine_is_kept_out_of_the_per_run_garbage_collection(app):
+    """Streamlit collects garbage after every run; the engine's objects must not be scanned each time."""
+    import gc
+
+    app.query_params["q"] = "graph neural networks"
+    app.run()
+    assert not app.exception
+    frozen = gc.get_freeze_count()
+    assert frozen > 10_000
+    gc.collect()
+    assert gc.get_freeze_count() >= frozen

@@ -75,3 +75,20 @@ def load_tokenizer_path(model, where):
     path = where / "tokenizer.json"
     model.tokenizer.backend_tokenizer.save(str(path))
     return path
+
+
+def test_a_dropped_engine_leaves_no_reference_cycles(seed_index):
+    """The page freezes the engine out of the garbage collector; that is safe only while dropping an
+    engine (a rebuild replaces it) frees it by reference counting alone."""
+    import gc
+
+    engine = open_engine(seed_index)
+    engine.search("graph neural networks")
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        del engine
+        assert gc.collect() == 0
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
