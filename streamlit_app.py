@@ -335,15 +335,21 @@ def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], ve
     st.caption(f"{len(engine.papers):,} papers, coloured by topic. Hover for the title, click a point to open "
                "the paper." + (f" The {len(hits)} hits of your query stand out." if hits else "")
                + (" Stars: your reading list." if listed else ""))
-    fig = map_of(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed))
-    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="map",
-                            use_container_width=True, config={"displayModeBar": False})
+    map_chart(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed))
+
+
+@st.fragment
+def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]) -> None:
+    """The map alone reruns on a click (a fragment); only a click on a paper reruns the whole page, once."""
+    engine = get_engine(build_path)
+    event = st.plotly_chart(map_of(build_path, hits, listed), on_select="rerun", selection_mode="points",
+                            key="map", use_container_width=True, config={"displayModeBar": False})
     points = event.selection.points if event else []
     data = next((pt["customdata"] for pt in points if pt.get("customdata")), None)
     chosen = str(data[0] if isinstance(data, list) else data) if data else None
     if chosen and engine.paper(chosen) is not None:
         go(paper=chosen)
-        st.rerun()
+        st.rerun(scope="app")
 
 
 def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:

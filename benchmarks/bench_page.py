@@ -6,7 +6,9 @@ Cold start: `streamlit run` launched to the first results of `?q=` drawn in a ne
 (median of --cold fresh servers). Warm query: on a loaded page, type a new query (distinct ones, so
 none is in the query cache) and click Search; the time until the URL holds it, ten result cards are
 drawn and none is stale. Also the same for a repeated query (LRU hit) and for "+ Reading list".
-The server-side share: the script's own time for the same query, from Streamlit's AppTest.
+The server-side share: the script's own time for the same query, from Streamlit's AppTest. The
+floor: the same measurement on a bare Streamlit page (a form and ten headings), what Streamlit,
+the websocket and Chromium cost on this machine before any of our work.
 """
 from __future__ import annotations
 
@@ -78,6 +80,39 @@ def warm(index: Path, qs: list[str]) -> dict:
     return {"fresh": fresh, "repeated": repeated, "listed": listed}
 
 
+FLOOR_APP = """import streamlit as st
+def submit():
+    st.query_params["q"] = st.session_state["box"]
+with st.form("f", border=False):
+    st.text_area("Search papers by meaning", key="box")
+    st.form_submit_button("Search", on_click=submit)
+q = st.query_params.get("q", "")
+for i in range(10 if q else 0):
+    st.markdown(f"##### {q} {i}")
+"""
+
+
+def floor(qs: list[str]) -> list[float]:
+    """The same measurement on a page that does nothing but echo the query as ten headings."""
+    import tempfile
+
+    from browser import launch, streamlit_server
+    from playwright.sync_api import sync_playwright
+
+    root = Path(tempfile.mkdtemp(prefix="floor-app-"))
+    (root / "streamlit_app.py").write_text(FLOOR_APP)
+    with streamlit_server(root, root) as url, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(f"{url}/?q=warm+up")
+        page.wait_for_function(DRAWN, arg="warm up", timeout=120_000)
+        for q in qs[:3]:
+            submit(page, q + " warm")
+        times = [submit(page, q) for q in qs]
+        browser.close()
+    return times
+
+
 def script_time(index: Path, qs: list[str]) -> list[float]:
     import os
 
@@ -111,6 +146,7 @@ def main() -> None:
     before = [cold_start(args.index, f"cold before {i}", args.before) for i in range(args.cold)] if args.before else []
     w = warm(args.index, qs)
     server = script_time(args.index, [q + " script" for q in qs])
+    bare = floor(qs)
 
     def ms(values):
         return f"{statistics.median(values) * 1e3:.0f} ms (p90 {pct(values, 90) * 1e3:.0f})"
@@ -126,7 +162,9 @@ def main() -> None:
              f"| warm query, Search clicked to 10 results drawn, {len(w['fresh'])} distinct queries | {ms(w['fresh'])} |",
              f"| the same queries again (query vector cached) | {ms(w['repeated'])} |",
              f"| '+ Reading list' on a hit, click to page redrawn | {ms(w['listed'])} |",
-             f"| of a query, the script's own run (AppTest, {len(server)} queries) | {ms(server)} |"]
+             f"| of a query, the script's own run (AppTest, {len(server)} queries) | {ms(server)} |",
+             f"| floor: the same click on a bare Streamlit page that only echoes the query as 10 headings | "
+             f"{ms(bare)} |"]
     write_report(lines, args.out)
 
 

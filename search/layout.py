@@ -18,7 +18,7 @@ def layout(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
     n = len(vectors)
     if n < 4:  # t-SNE needs a few points; a line keeps the map drawable
         return np.column_stack([np.linspace(-1, 1, n) if n > 1 else np.zeros(n), np.zeros(n)])
-    # 350 iterations and a coarser Barnes-Hut angle (0.8): about 40% less time than 500 iterations at
+    # 350 iterations and a coarser Barnes-Hut angle (0.8): about 30% less time than 500 iterations at
     # angle 0.5 for the same trustworthiness (benchmarks/bench_explore.py measures both)
     xy = TSNE(2, metric="cosine", init="pca", perplexity=min(30.0, (n - 1) / 3), random_state=seed,
               max_iter=350, angle=0.8, n_jobs=2).fit_transform(np.asarray(vectors, dtype=np.float32))
