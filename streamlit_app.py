@@ -46,9 +46,9 @@ def get_engine(build_path: str) -> Engine:
     else:
         model, fingerprint = get_model(data.manifest["model"]["name"])
         engine = Engine(data, model, fingerprint)
-    # Streamlit runs a full garbage collection after every script run; over the engine's millions of
-    # long-lived objects that took 90 ms a rerun at 4,302 papers, holding the GIL while the results
-    # wait to be sent. Frozen objects are left out of it (and still freed by reference counting).
+    # Streamlit runs a full garbage collection after every script run; over the engine's long-lived
+    # objects that took 86 ms a rerun at 4,302 papers (benchmarks/bench_page.py), holding the GIL while
+    # the results wait to be sent. Frozen objects are left out of it (and still freed by reference counting).
     gc.freeze()
     return engine
 
@@ -315,7 +315,7 @@ def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], li
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]):
-    """The map's figure for a build, hits and list (0.25 s to make for 4,315 papers): a rerun reuses it."""
+    """The map's figure for a build, hits and list (thousands of points to lay out): a rerun reuses it."""
     from search.layout import map_figure
 
     engine = get_engine(build_path)

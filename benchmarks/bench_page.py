@@ -16,6 +16,7 @@ import argparse
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,17 +56,25 @@ def cold_start(index: Path, q: str, root: Path = ROOT) -> float:
     return took
 
 
-def warm(index: Path, qs: list[str]) -> dict:
+@contextmanager
+def warm_page(root: Path, index: Path, qs: list[str]):
+    """A browser page on a running app, past its first results and a few warm-up queries."""
     from browser import launch, streamlit_server
     from playwright.sync_api import sync_playwright
 
-    with streamlit_server(ROOT, index) as url, sync_playwright() as p:
+    with streamlit_server(root, index) as url, sync_playwright() as p:
         browser = launch(p)
         page = browser.new_page()
         page.goto(f"{url}/?q=warm+up")
         page.wait_for_function(DRAWN, arg="warm up", timeout=120_000)
         for q in qs[:3]:
             submit(page, q + " warm")
+        yield page
+        browser.close()
+
+
+def warm(index: Path, qs: list[str]) -> dict:
+    with warm_page(ROOT, index, qs) as page:
         fresh = [submit(page, q) for q in qs]
         repeated = [submit(page, q) for q in qs[:10]]
         listed = []
@@ -76,7 +85,6 @@ def warm(index: Path, qs: list[str]) -> dict:
             page.wait_for_function("u => location.href !== u && !document.querySelector('[data-stale=\"true\"]')",
                                    arg=before, timeout=60_000)
             listed.append(time.perf_counter() - t)
-        browser.close()
     return {"fresh": fresh, "repeated": repeated, "listed": listed}
 
 
@@ -96,21 +104,34 @@ def floor(qs: list[str]) -> list[float]:
     """The same measurement on a page that does nothing but echo the query as ten headings."""
     import tempfile
 
-    from browser import launch, streamlit_server
-    from playwright.sync_api import sync_playwright
-
     root = Path(tempfile.mkdtemp(prefix="floor-app-"))
     (root / "streamlit_app.py").write_text(FLOOR_APP)
-    with streamlit_server(root, root) as url, sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page()
-        page.goto(f"{url}/?q=warm+up")
-        page.wait_for_function(DRAWN, arg="warm up", timeout=120_000)
-        for q in qs[:3]:
-            submit(page, q + " warm")
-        times = [submit(page, q) for q in qs]
-        browser.close()
-    return times
+    with warm_page(root, root, qs) as page:
+        return [submit(page, q) for q in qs]
+
+
+def gc_pause(index: Path) -> tuple[float, float]:
+    """Streamlit's full collection after each run, with the engine loaded: as it was, and once frozen."""
+    import gc
+
+    from search.engine import open_engine
+
+    engine = open_engine(index)
+    engine.search("warm up")
+
+    def full() -> float:
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            gc.collect(2)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times)
+
+    before = full()
+    gc.freeze()
+    after = full()
+    gc.unfreeze()
+    return before, after
 
 
 def script_time(index: Path, qs: list[str]) -> list[float]:
@@ -145,6 +166,7 @@ def main() -> None:
     colds = [cold_start(args.index, f"cold start {i}") for i in range(args.cold)]
     before = [cold_start(args.index, f"cold before {i}", args.before) for i in range(args.cold)] if args.before else []
     w = warm(args.index, qs)
+    gc_before, gc_after = gc_pause(args.index)  # first: the page's AppTest run below freezes this process
     server = script_time(args.index, [q + " script" for q in qs])
     bare = floor(qs)
 
@@ -163,6 +185,8 @@ def main() -> None:
              f"| the same queries again (query vector cached) | {ms(w['repeated'])} |",
              f"| '+ Reading list' on a hit, click to page redrawn | {ms(w['listed'])} |",
              f"| of a query, the script's own run (AppTest, {len(server)} queries) | {ms(server)} |",
+             f"| Streamlit's full garbage collection after each run, engine loaded: not frozen / frozen "
+             f"(median of 5) | {gc_before * 1e3:.0f} ms / {gc_after * 1e3:.2f} ms |",
              f"| floor: the same click on a bare Streamlit page that only echoes the query as 10 headings | "
              f"{ms(bare)} |"]
     write_report(lines, args.out)

@@ -252,8 +252,8 @@ class Engine:
         import faiss
 
         index = self.data.vectors
-        # one query: waking FAISS's OpenMP team costs more than it saves (2.6 vs 4.9 ms at 20,000
-        # papers). The setting holds for the calling thread only, so builds elsewhere keep theirs.
+        # one query: waking FAISS's OpenMP team costs more than it saves, and its spinning threads take
+        # the core the query encoder needs. The setting holds for the calling thread only.
         faiss.omp_set_num_threads(1)
         if mask is None:
             _, rows = index.search(vec, pool)
