@@ -145,12 +145,17 @@ def meta_line(p: Paper, score: float | None = None) -> str:
     return plain_markdown(" · ".join(bits))
 
 
-def paper_header(p: Paper, score: float | None = None, rank: int | None = None) -> None:
+def header_markdown(p: Paper, score: float | None = None, rank: int | None = None) -> str:
+    """Title, meta line and keywords as one Markdown block: one element to draw instead of three."""
     prefix = f"{rank}. " if rank else ""
-    st.markdown(f"##### {plain_markdown(prefix + p.title)}")
-    st.caption(meta_line(p, score))
+    small = [meta_line(p, score)]
     if p.keywords:
-        st.caption("Keywords: " + plain_markdown(", ".join(p.keywords)))
+        small.append("Keywords: " + plain_markdown(", ".join(p.keywords)))
+    return f"##### {plain_markdown(prefix + p.title)}\n\n" + "  \n".join(f":small[:gray[{s}]]" for s in small)
+
+
+def paper_header(p: Paper, score: float | None = None, rank: int | None = None, more: str = "") -> None:
+    st.markdown(header_markdown(p, score, rank) + (f"\n\n{more}" if more else ""))
 
 
 def list_button(where, p: Paper, key: str, listed: list[str]) -> None:
@@ -158,46 +163,39 @@ def list_button(where, p: Paper, key: str, listed: list[str]) -> None:
                  on_click=toggle_list, args=(p.id, listed))
 
 
-def actions(p: Paper, key: str, listed: list[str]) -> None:
-    left, mid, right = st.columns([1, 1, 1])
-    left.button("Similar papers →", key=f"sim-{key}-{p.id}", on_click=go, kwargs={"paper": p.id})
-    list_button(mid, p, key, listed)
-    if p.url.startswith(("https://", "http://")):
-        right.link_button("OpenReview ↗", p.url)  # st.link_button opens a new tab
-
-
-def topic_link(engine: Engine, p: Paper, key: str) -> None:
-    label = engine.topic_label(p)
-    if label:
-        st.button(f"Topic: {label}", key=f"topic-{key}-{p.id}", type="tertiary", on_click=go,
-                  kwargs={"topic": str(p.topic)}, help="all papers of this topic")
+def actions(engine: Engine, p: Paper, key: str, listed: list[str], topic: bool = True, similar: bool = True) -> None:
+    """The card's buttons in one row (a flex row draws faster than columns)."""
+    with st.container(horizontal=True, gap="small"):
+        label = engine.topic_label(p) if topic else ""
+        if label:
+            st.button(f"Topic: {label}", key=f"topic-{key}-{p.id}", type="tertiary", on_click=go,
+                      kwargs={"topic": str(p.topic)}, help="all papers of this topic")
+        if similar:
+            st.button("Similar papers →", key=f"sim-{key}-{p.id}", on_click=go, kwargs={"paper": p.id})
+        list_button(st, p, key, listed)
+        if p.url.startswith(("https://", "http://")):
+            st.link_button("OpenReview ↗", p.url)  # st.link_button opens a new tab
 
 
 def hit_card(engine: Engine, h: Hit, key: str, result: Result, listed: list[str]) -> None:
     with st.container(border=True):
-        paper_header(h.paper, h.score, h.rank)
-        topic_link(engine, h.paper, key)
-        if h.evidence:
-            mark = marker(result.terms)
-            quote = " … ".join(to_markdown(s, mark) for s, _ in h.evidence)
-            st.markdown(f"**Why:** {quote}")
+        mark = marker(result.terms)
+        why = "**Why:** " + " … ".join(to_markdown(s, mark) for s, _ in h.evidence) if h.evidence else ""
+        paper_header(h.paper, h.score, h.rank, why)
         with st.expander("Abstract"):
             st.markdown(to_markdown(h.paper.abstract))
-        actions(h.paper, key, listed)
+        actions(engine, h.paper, key, listed)
 
 
 def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str]) -> None:
     with st.container(border=True):
-        paper_header(h.paper, h.score, h.rank)
-        topic_link(engine, h.paper, "p")
         keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
-        if keywords:
-            st.caption("Shared keywords: " + plain_markdown(", ".join(keywords)))
-        st.markdown("**Closest sentences.** This paper: " + to_markdown(mine)
-                    + "  \nThat paper: " + to_markdown(theirs))
+        shared = f":small[:gray[Shared keywords: {plain_markdown(', '.join(keywords))}]]\n\n" if keywords else ""
+        paper_header(h.paper, h.score, h.rank, shared + "**Closest sentences.** This paper: " + to_markdown(mine)
+                     + "  \nThat paper: " + to_markdown(theirs))
         with st.expander("Abstract"):
             st.markdown(to_markdown(h.paper.abstract))
-        actions(h.paper, "p", listed)
+        actions(engine, h.paper, "p", listed)
 
 
 # ---------------------------------------------------------------- views
@@ -209,7 +207,10 @@ QUERY_HELP = ("A question, a topic, a method's name, or a whole pasted abstract.
 def submit_query() -> None:
     text = st.session_state["query_box"].strip()
     on_map = {"view": "map"} if st.query_params.get("view") == "map" else {}
-    go(q=text, **on_map) if text else go(**on_map)
+    if text:
+        go(q=text, **on_map)
+    else:
+        go(**on_map)
 
 
 def search_box(engine: Engine, query: str) -> None:
@@ -274,14 +275,9 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
                  "search for it instead.")
         return
     with st.container(border=True):
-        paper_header(paper)
-        topic_link(engine, paper, "v")
-        st.markdown(to_markdown(paper.abstract))
-        st.caption(plain_markdown(f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else "")))
-        left, right = st.columns(2)
-        list_button(left, paper, "v", listed)
-        if paper.url.startswith(("https://", "http://")):
-            right.link_button("OpenReview ↗", paper.url)
+        ids = plain_markdown(f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else ""))
+        paper_header(paper, more=to_markdown(paper.abstract) + f"\n\n:small[:gray[{ids}]]")
+        actions(engine, paper, "v", listed, similar=False)
     st.subheader("Most similar papers")
     try:
         result = engine.similar([paper.id], k, areas, venues)
@@ -310,7 +306,7 @@ def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], li
             paper_header(p, rank=i)
             with st.expander("Abstract"):
                 st.markdown(to_markdown(p.abstract))
-            actions(p, "t", listed)
+            actions(engine, p, "t", listed, topic=False)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -369,8 +365,7 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
     for i, p in enumerate(papers, 1):
         with st.container(border=True):
             paper_header(p, rank=i)
-            topic_link(engine, p, "l")
-            actions(p, "l", listed)
+            actions(engine, p, "l", listed)
     st.subheader("More like my list")
     try:
         result = engine.similar(listed, k, areas, venues)

@@ -120,9 +120,13 @@ def test_adding_a_hit_changes_the_url_and_the_bibtex_download_arrives(server, pa
     import bibtexparser
 
     page.goto(server + "/?q=music+score+recognition")
-    page.locator("h5").first.wait_for(timeout=60_000)
-    title = page.locator("h5").first.inner_text()
-    page.get_by_role("button", name="+ Reading list").first.click()
+    # all ten cards drawn and none stale, so the first button is not clicked mid-draw
+    page.wait_for_function("() => document.querySelectorAll('h5').length >= 10 && "
+                           "!document.querySelector('[data-stale=\"true\"]')", timeout=60_000)
+    add = page.get_by_role("button", name="+ Reading list").first
+    title = add.evaluate("b => { let e = b; while (!e.querySelector('h5')) e = e.parentElement; "
+                         "return e.querySelector('h5').innerText; }")  # the title on the button's own card
+    add.click()
     page.wait_for_function("() => location.search.includes('list=')", timeout=30_000)
     page.get_by_role("button", name="📚 Reading list (1)").click()
     page.get_by_text("Reading list (1)", exact=True).wait_for(timeout=30_000)
