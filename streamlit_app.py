@@ -4,11 +4,13 @@ from __future__ import annotations
 import gc
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
 from search.build import build_index
+from search.cards import Card, cards_html
 from search.corpus import CorpusError, Paper
 from search.embed import DEFAULT_MODEL, load_model, model_fingerprint
 from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Result, UnknownPaper
@@ -16,7 +18,7 @@ from search.export import FORMATS, export
 from search.index import BuildBusy, IndexLoadError, load_index, resolve
 from search.lexical import marker
 from search.query_encoder import load_encoder
-from search.text import plain_markdown, to_markdown
+from search.text import plain_markdown, to_html
 from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
@@ -131,6 +133,14 @@ def set_param(key: str, widget_key: str) -> None:
 
 # ---------------------------------------------------------------- pieces
 
+# One element for a whole list of cards: drawn as Streamlit elements, ten cards were ~120 elements and
+# most of a query's time in the browser (benchmarks/results/page.md). Its buttons send back
+# {"kind", "id"}; `on_card_action` acts on them before the rerun draws the page.
+ASSETS = Path(__file__).parent / "assets"
+CARDS = st.components.v2.component("paper_search_cards", css=(ASSETS / "cards.css").read_text(encoding="utf-8"),
+                                   js=(ASSETS / "cards.js").read_text(encoding="utf-8"), isolate_styles=False)
+
+
 def meta_line(p: Paper, score: float | None = None) -> str:
     bits = []
     if p.venue:
@@ -142,60 +152,47 @@ def meta_line(p: Paper, score: float | None = None) -> str:
     if p.title_derived:
         bits.append("title derived from the abstract")
     bits.append("from " + "; ".join(p.sources))
-    return plain_markdown(" · ".join(bits))
+    return " · ".join(bits)
 
 
-def header_markdown(p: Paper, score: float | None = None, rank: int | None = None) -> str:
-    """Title, meta line and keywords as one Markdown block: one element to draw instead of three."""
-    prefix = f"{rank}. " if rank else ""
-    small = [meta_line(p, score)]
-    if p.keywords:
-        small.append("Keywords: " + plain_markdown(", ".join(p.keywords)))
-    return f"##### {plain_markdown(prefix + p.title)}\n\n" + "  \n".join(f":small[:gray[{s}]]" for s in small)
+def card(engine: Engine, p: Paper, listed: list[str], score: float | None = None, rank: int | None = None,
+         more: tuple[str, ...] = (), body: str = "", topic: bool = True, similar: bool = True,
+         abstract_open: bool = False) -> Card:
+    label = engine.topic_label(p) if topic else ""
+    small = (meta_line(p, score), *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
+    return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
+                abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
+                listed=p.id in listed, similar=similar)
 
 
-def paper_header(p: Paper, score: float | None = None, rank: int | None = None, more: str = "") -> None:
-    st.markdown(header_markdown(p, score, rank) + (f"\n\n{more}" if more else ""))
+def hit_card(engine: Engine, h: Hit, result: Result, listed: list[str]) -> Card:
+    mark = marker(result.terms)
+    why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
+    return card(engine, h.paper, listed, h.score, h.rank, body=why)
 
 
-def list_button(where, p: Paper, key: str, listed: list[str]) -> None:
-    where.button("✓ In reading list (remove)" if p.id in listed else "+ Reading list", key=f"list-{key}-{p.id}",
-                 on_click=toggle_list, args=(p.id, listed))
+def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str]) -> Card:
+    keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
+    return card(engine, h.paper, listed, h.score, h.rank,
+                more=("Shared keywords: " + ", ".join(keywords),) if keywords else (),
+                body=f"<b>Closest sentences.</b> This paper: {to_html(mine)}<br>That paper: {to_html(theirs)}")
 
 
-def actions(engine: Engine, p: Paper, key: str, listed: list[str], topic: bool = True, similar: bool = True) -> None:
-    """The card's buttons in one row (a flex row draws faster than columns)."""
-    with st.container(horizontal=True, gap="small"):
-        label = engine.topic_label(p) if topic else ""
-        if label:
-            st.button(f"Topic: {label}", key=f"topic-{key}-{p.id}", type="tertiary", on_click=go,
-                      kwargs={"topic": str(p.topic)}, help="all papers of this topic")
-        if similar:
-            st.button("Similar papers →", key=f"sim-{key}-{p.id}", on_click=go, kwargs={"paper": p.id})
-        list_button(st, p, key, listed)
-        if p.url.startswith(("https://", "http://")):
-            st.link_button("OpenReview ↗", p.url)  # st.link_button opens a new tab
+def show_cards(cards: list[Card], key: str, listed: list[str]) -> None:
+    if cards:
+        CARDS(data={"html": cards_html(cards)}, key=f"cards-{key}",
+              on_action_change=partial(on_card_action, f"cards-{key}", listed))
 
 
-def hit_card(engine: Engine, h: Hit, key: str, result: Result, listed: list[str]) -> None:
-    with st.container(border=True):
-        mark = marker(result.terms)
-        why = "**Why:** " + " … ".join(to_markdown(s, mark) for s, _ in h.evidence) if h.evidence else ""
-        paper_header(h.paper, h.score, h.rank, why)
-        with st.expander("Abstract"):
-            st.markdown(to_markdown(h.paper.abstract))
-        actions(engine, h.paper, key, listed)
-
-
-def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str]) -> None:
-    with st.container(border=True):
-        keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
-        shared = f":small[:gray[Shared keywords: {plain_markdown(', '.join(keywords))}]]\n\n" if keywords else ""
-        paper_header(h.paper, h.score, h.rank, shared + "**Closest sentences.** This paper: " + to_markdown(mine)
-                     + "  \nThat paper: " + to_markdown(theirs))
-        with st.expander("Abstract"):
-            st.markdown(to_markdown(h.paper.abstract))
-        actions(engine, h.paper, "p", listed)
+def on_card_action(key: str, listed: list[str]) -> None:
+    action = st.session_state[key].get("action") or {}
+    kind, target = action.get("kind"), str(action.get("id", ""))
+    if kind == "similar":
+        go(paper=target)
+    elif kind == "topic":
+        go(topic=target)
+    elif kind == "list":
+        toggle_list(target, listed)
 
 
 # ---------------------------------------------------------------- views
@@ -231,8 +228,7 @@ def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note:
         (st.warning if result.truncated else st.info)(result.message)
     if result.hits and note:
         st.caption(note)
-    for h in result.hits:
-        hit_card(engine, h, key, result, listed)
+    show_cards([hit_card(engine, h, result, listed) for h in result.hits], key, listed)
 
 
 def upload_box(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
@@ -274,10 +270,8 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
         st.error(f"No paper with id “{plain_markdown(pid)}” in this index. It may come from another index; "
                  "search for it instead.")
         return
-    with st.container(border=True):
-        ids = plain_markdown(f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else ""))
-        paper_header(paper, more=to_markdown(paper.abstract) + f"\n\n:small[:gray[{ids}]]")
-        actions(engine, paper, "v", listed, similar=False)
+    ids = f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else "")
+    show_cards([card(engine, paper, listed, more=(ids,), similar=False, abstract_open=True)], "v", listed)
     st.subheader("Most similar papers")
     try:
         result = engine.similar([paper.id], k, areas, venues)
@@ -286,8 +280,7 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
         return
     if result.message:
         st.info(result.message)
-    for h in result.hits:
-        similar_card(engine, paper, h, listed)
+    show_cards([similar_card(engine, paper, h, listed) for h in result.hits], "p", listed)
 
 
 def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], listed: list[str]) -> None:
@@ -301,12 +294,7 @@ def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], li
     filtered = f", {len(papers)} matching the filters" if areas or venues else ""
     st.caption(plain_markdown(f"{topic.size} papers{filtered} · closest to the topic's centre first · "
                               f"terms: {', '.join(topic.terms)}"))
-    for i, p in enumerate(papers, 1):
-        with st.container(border=True):
-            paper_header(p, rank=i)
-            with st.expander("Abstract"):
-                st.markdown(to_markdown(p.abstract))
-            actions(engine, p, "t", listed, topic=False)
+    show_cards([card(engine, p, listed, rank=i, topic=False) for i, p in enumerate(papers, 1)], "t", listed)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -362,10 +350,7 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
                                                       ("reading-list.md", "text/markdown"))):
         col.download_button(f"Download {fmt.upper() if fmt != 'bibtex' else 'BibTeX'}",
                             export(papers, fmt, labels), file_name=name, mime=mime, key=f"dl-{fmt}")
-    for i, p in enumerate(papers, 1):
-        with st.container(border=True):
-            paper_header(p, rank=i)
-            actions(engine, p, "l", listed)
+    show_cards([card(engine, p, listed, rank=i) for i, p in enumerate(papers, 1)], "l", listed)
     st.subheader("More like my list")
     try:
         result = engine.similar(listed, k, areas, venues)

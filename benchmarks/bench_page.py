@@ -28,16 +28,27 @@ from bench_core import machine, pct  # noqa: E402
 from bench_scale import queries  # noqa: E402
 from report import write_report  # noqa: E402
 
-DRAWN = ("q => new URLSearchParams(location.search).get('q') === q && "
-         "document.querySelectorAll('h5').length >= 10 && !document.querySelector('[data-stale=\"true\"]')")
+# The URL holds the query, ten cards are drawn, none is stale, and the first card is this query's first hit
+# (the previous query's ten cards must not count as drawn).
+DRAWN = ("([q, first]) => new URLSearchParams(location.search).get('q') === q && "
+         "document.querySelectorAll('h5').length >= 10 && !document.querySelector('[data-stale=\"true\"]') && "
+         "(first === null || document.querySelector('h5').innerText.includes(first))")
 
 
-def submit(page, q: str) -> float:
+def first_titles(index: Path, qs: list[str]) -> dict[str, str]:
+    """Each query's first hit as the page shows it (default ranking, ten results), to know its results are drawn."""
+    from search.engine import open_engine
+
+    engine = open_engine(index)
+    return {q: engine.search(q, 10).hits[0].paper.title[:40] for q in qs}
+
+
+def submit(page, q: str, first: str | None) -> float:
     box = page.get_by_role("textbox", name="Search papers by meaning")
     box.fill(q)
     t = time.perf_counter()
     page.get_by_role("button", name="Search", exact=True).click()
-    page.wait_for_function(DRAWN, arg=q, timeout=60_000)
+    page.wait_for_function(DRAWN, arg=[q, first], timeout=60_000)
     return time.perf_counter() - t
 
 
@@ -50,7 +61,7 @@ def cold_start(index: Path, q: str, root: Path = ROOT) -> float:
         browser = launch(p)
         page = browser.new_page()
         page.goto(f"{url}/?q={q}")
-        page.wait_for_function(DRAWN, arg=q, timeout=120_000)
+        page.wait_for_function(DRAWN, arg=[q, None], timeout=120_000)  # no earlier cards to mistake
         took = time.perf_counter() - t0
         browser.close()
     return took
@@ -66,17 +77,18 @@ def warm_page(root: Path, index: Path, qs: list[str]):
         browser = launch(p)
         page = browser.new_page()
         page.goto(f"{url}/?q=warm+up")
-        page.wait_for_function(DRAWN, arg="warm up", timeout=120_000)
+        page.wait_for_function(DRAWN, arg=["warm up", None], timeout=120_000)
         for q in qs[:3]:
-            submit(page, q + " warm")
+            submit(page, q + " warm", None)
         yield page
         browser.close()
 
 
 def warm(index: Path, qs: list[str]) -> dict:
+    firsts = first_titles(index, qs)
     with warm_page(ROOT, index, qs) as page:
-        fresh = [submit(page, q) for q in qs]
-        repeated = [submit(page, q) for q in qs[:10]]
+        fresh = [submit(page, q, firsts[q]) for q in qs]
+        repeated = [submit(page, q, firsts[q]) for q in qs[:10]]
         listed = []
         for i in range(5):
             before = page.url
@@ -107,7 +119,7 @@ def floor(qs: list[str]) -> list[float]:
     root = Path(tempfile.mkdtemp(prefix="floor-app-"))
     (root / "streamlit_app.py").write_text(FLOOR_APP)
     with warm_page(root, root, qs) as page:
-        return [submit(page, q) for q in qs]
+        return [submit(page, q, f"{q} 0") for q in qs]
 
 
 def gc_pause(index: Path) -> tuple[float, float]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import unicodedata
 from collections.abc import Callable
@@ -164,31 +165,92 @@ _UNSAFE_TEX = re.compile(r"\\(?:href|url|includegraphics|htmlClass|htmlId|htmlSt
                          r"input|include|def|newcommand|renewcommand)\b")
 
 
+def _segments(text: str):
+    """Split display text into ("prose", text), ("emph", marker, text), ("math", tex, delimiter) and ("raw", text)."""
+    text = strip_control(text)
+    pos = 0
+    for m in _MATH.finditer(text):
+        yield "prose", text[pos:m.start()]
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        styled = re.fullmatch(r"\s*\\(textbf|textit|emph|texttt|mathbf)\{([\w\s.,:;+-]*)\}\s*", inner)
+        if styled:  # $\textbf{C}$omics: emphasis dressed as math reads better as text
+            if styled.group(2).strip():
+                yield "emph", "**" if styled.group(1) in ("textbf", "mathbf") else "*", styled.group(2)
+        elif _UNSAFE_TEX.search(inner) or "\n" in inner:
+            yield "raw", clean_for_model(m.group(0))
+        else:
+            yield "math", inner.strip(), "$$" if m.group(1) is not None else "$"
+        pos = m.end()
+    yield "prose", text[pos:]
+
+
 def to_markdown(text: str, mark: Callable[[str], bool] | None = None) -> str:
     """Markdown that Streamlit can render safely: math kept for KaTeX, HTML/links shown as text.
 
     Words for which `mark` is true (a query's terms) are set in bold.
     """
-    text = strip_control(text)
     parts: list[str] = []
-    pos = 0
-    for m in _MATH.finditer(text):
-        parts.append(_markdown_prose(text[pos:m.start()], mark))
-        inner = m.group(1) if m.group(1) is not None else m.group(2)
-        styled = re.fullmatch(r"\s*\\(textbf|textit|emph|texttt|mathbf)\{([\w\s.,:;+-]*)\}\s*", inner)
-        if styled:  # $\textbf{C}$omics: emphasis dressed as math reads better as Markdown
-            emph = "**" if styled.group(1) in ("textbf", "mathbf") else "*"
-            parts.append(f"{emph}{_escape_md(styled.group(2))}{emph}" if styled.group(2).strip() else "")
-        elif _UNSAFE_TEX.search(inner) or "\n" in inner:
-            parts.append(_escape_md(clean_for_model(m.group(0))))
+    for kind, *rest in _segments(text):
+        if kind == "prose":
+            parts.append(_markdown_prose(rest[0], mark))
+        elif kind == "emph":
+            parts.append(f"{rest[0]}{_escape_md(rest[1])}{rest[0]}")
+        elif kind == "raw":
+            parts.append(_escape_md(rest[0]))
         else:
-            delim = "$$" if m.group(1) is not None else "$"
             # KaTeX spells these as commands, so no HTML-like text reaches the Markdown renderer
-            inner = inner.replace("<", r"\lt ").replace(">", r"\gt ").replace("&", r"\&")
-            parts.append(f"{delim}{inner.strip()}{delim}")
-        pos = m.end()
-    parts.append(_markdown_prose(text[pos:], mark))
+            tex = rest[0].replace("<", r"\lt ").replace(">", r"\gt ").replace("&", r"\&")
+            parts.append(f"{rest[1]}{tex}{rest[1]}")
     return "".join(parts)
+
+
+def to_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
+    """Safe inline HTML of the same text: emphasis kept, math as MathML, any HTML in the text shown as text."""
+    parts: list[str] = []
+    for kind, *rest in _segments(text):
+        if kind == "prose":
+            parts.append(_inline_markdown().renderInline(_markdown_prose(rest[0], mark)))
+        elif kind == "emph":
+            tag = "b" if rest[0] == "**" else "em"
+            parts.append(f"<{tag}>{html.escape(rest[1])}</{tag}>")
+        elif kind == "raw":
+            parts.append(html.escape(rest[0]))
+        else:
+            parts.append(mathml(rest[0], display=rest[1] == "$$") or html.escape(clean_for_model(f"$" + rest[0] + "$")))
+    return "".join(parts)
+
+
+@lru_cache(maxsize=1)
+def _inline_markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).disable(["link", "image", "autolink", "backticks"])
+
+
+# MathML elements and attributes a browser draws and that carry no links, styles or scripts
+_MATHML_TAGS = frozenset("math mrow mi mn mo ms mtext mspace msup msub msubsup mfrac msqrt mroot mover munder "
+                         "munderover mtable mtr mtd mstyle mpadded mphantom menclose".split())
+_MATHML_ATTRS = frozenset("display mathvariant stretchy fence separator accent accentunder movablelimits "
+                          "displaystyle scriptlevel linethickness lspace rspace width height depth columnalign "
+                          "rowspacing columnspacing notation largeop symmetric minsize maxsize form".split())
+
+
+@lru_cache(maxsize=4096)
+def mathml(tex: str, display: bool = False) -> str | None:
+    """LaTeX math as MathML, or None when it does not convert to a tree of known, inert elements."""
+    import xml.etree.ElementTree as ET
+
+    from latex2mathml.converter import convert
+
+    try:
+        root = ET.fromstring(convert(tex, display="block" if display else "inline"))
+    except Exception:  # latex2mathml raises many kinds on bad input; any of them means "show the source"
+        return None
+    for el in root.iter():
+        el.tag = el.tag.rpartition("}")[2]
+        if el.tag not in _MATHML_TAGS or not _MATHML_ATTRS.issuperset(el.attrib):
+            return None
+    return ET.tostring(root, encoding="unicode")
 
 
 def _markdown_prose(text: str, mark: Callable[[str], bool] | None = None) -> str:
@@ -196,7 +258,8 @@ def _markdown_prose(text: str, mark: Callable[[str], bool] | None = None) -> str
     text = text.replace("$", "\uff04")  # a lone dollar must not open KaTeX math
     # escape everything that could make a link, image, HTML or code; keep * and _ emphasis
     text = _escape_md(re.sub(r"\\(?=[A-Za-z])", "", text))
-    text = re.sub(r"(?m)^(\s*)([-+>=]|\d+\.)", r"\1\\\2", text)  # no lists/quotes/headers
+    text = re.sub(r"(?m)^(\s*)([-+>=])", r"\1\\\2", text)  # no lists/quotes/headers
+    text = re.sub(r"(?m)^(\s*\d+)\.", r"\1\\.", text)
     if mark:
         text = re.sub(r"(?<![\w*])([^\W\d_][\w-]*)", lambda m: f"**{m.group(1)}**" if mark(m.group(1))
                       else m.group(1), text)

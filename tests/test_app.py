@@ -1,7 +1,10 @@
 """The page through Streamlit's AppTest: query -> results, ?paper= -> similar papers."""
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cards_page import buttons, cards, click, component
 from conftest import ROOT
 
 APP = str(ROOT / "streamlit_app.py")
@@ -14,10 +17,6 @@ def app(seed_index, monkeypatch):
     return at
 
 
-def texts(at):
-    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
-
-
 def test_empty_state_offers_examples_that_run(app):
     app.run()
     assert not app.exception
@@ -25,19 +24,20 @@ def test_empty_state_offers_examples_that_run(app):
     assert len(examples) == 4
     examples[0].click().run()
     assert app.query_params["q"] == [examples[0].label] or app.query_params["q"] == examples[0].label
-    assert any(b.key.startswith("sim-") for b in app.button)
+    assert len(buttons(app, "q", "similar")) == 10
 
 
 def test_query_shows_ranked_results_with_similar_action(app):
     app.query_params["q"] = "optical flow robustness to corrupted images"
     app.run()
     assert not app.exception and not app.error
-    headers = [m.value for m in app.markdown if m.value.startswith("#####")]
-    assert headers[0].startswith("##### 1\\. RobustSpring")
-    sims = [b for b in app.button if b.key and b.key.startswith("sim-q-")]
-    assert len(sims) == 10
-    sims[0].click().run()
-    assert "paper" in app.query_params and "Most similar papers" in [s.value for s in app.subheader]
+    shown = cards(app, "q")
+    assert shown[0]["title"].startswith("1. RobustSpring")
+    sims = buttons(app, "q", "similar")
+    assert len(sims) == 10 and sims[0]["id"] == shown[0]["pid"]
+    click(app, "q", "similar", sims[0]["id"])
+    assert app.query_params["paper"] in ([shown[0]["pid"]], shown[0]["pid"])
+    assert "Most similar papers" in [s.value for s in app.subheader]
 
 
 def test_paper_view_lists_similar_papers_without_itself(app, engine):
@@ -46,8 +46,9 @@ def test_paper_view_lists_similar_papers_without_itself(app, engine):
     app.query_params["k"] = "5"
     app.run()
     assert not app.exception and not app.error
-    sims = [b.key for b in app.button if b.key and b.key.startswith("sim-p-")]
-    assert len(sims) == 5 and f"sim-p-{pid}" not in sims
+    assert [c["pid"] for c in cards(app, "v")] == [pid]
+    sims = [b["id"] for b in buttons(app, "p", "similar")]
+    assert len(sims) == 5 and pid not in sims
 
 
 def test_unknown_paper_id_gets_a_message(app):
@@ -63,6 +64,7 @@ def test_html_in_query_is_shown_as_text(app):
     assert not app.exception
     assert app.text_area[0].value == "<script>alert(1)</script>"
     assert all("<script>" not in m.value for m in app.markdown)
+    assert all("<script>" not in c["body"] for c in cards(app, "q"))
 
 
 def test_long_query_warns_about_truncation(app):
@@ -91,13 +93,13 @@ def test_real_metadata_evidence_and_openreview_link(iclr_app):
     iclr_app.query_params["q"] = "task grouping for multi-task learning"
     iclr_app.run()
     assert not iclr_app.exception and not iclr_app.error
-    headers = [m.value for m in iclr_app.markdown if m.value.startswith("#####")]
-    assert "Ensemble Prediction of Task Affinity" in headers[0]
-    assert ("Poster ·" in headers[0] or "Oral ·" in headers[0]) and ":gray[Keywords: " in headers[0]
-    why = [h.split("**Why:**")[1] for h in headers if "**Why:**" in h]
-    assert len(why) == 10 and "**task**" in why[0].lower()
-    links = iclr_app.get("link_button")
-    assert links and all(b.proto.url.startswith("https://openreview.net/") for b in links)
+    shown = cards(iclr_app, "q")
+    assert "Ensemble Prediction of Task Affinity" in shown[0]["title"]
+    assert ("Poster ·" in shown[0]["small"] or "Oral ·" in shown[0]["small"]) and "\nKeywords: " in shown[0]["small"]
+    html = json.loads(component(iclr_app, "q").proto.json)["html"]
+    assert html.count("<b>Why:</b>") == 10 and "<strong>task</strong>" in html.split("<b>Why:</b>")[1].lower()
+    links = [link for c in shown for link in c["links"]]
+    assert len(links) >= 9 and all(link.startswith("https://openreview.net/") for link in links)
 
 
 def test_area_filter_and_mode_from_the_url(iclr_app):
@@ -106,7 +108,7 @@ def test_area_filter_and_mode_from_the_url(iclr_app):
     iclr_app.query_params["mode"] = "keyword"
     iclr_app.run()
     assert not iclr_app.exception
-    metas = [m.value.split("\n")[2] for m in iclr_app.markdown if m.value.startswith("#####")]
+    metas = [c["small"].split("\n")[0] for c in cards(iclr_app, "q")]
     assert metas and all("similarity" in m and "reinforcement learning" in m for m in metas)
     assert iclr_app.radio[0].value == "keyword"
     assert iclr_app.multiselect[0].value == ["reinforcement learning"]
@@ -117,9 +119,10 @@ def test_old_seed_link_opens_the_merged_paper_with_shared_evidence(iclr_app, eng
     iclr_app.query_params["paper"] = seed.id
     iclr_app.run()
     assert not iclr_app.exception and not iclr_app.error
-    headers = [m.value for m in iclr_app.markdown if m.value.startswith("#####")]
-    assert "Ensemble Prediction of Task Affinity" in headers[0] and len(headers) == 11
-    assert sum("\n\n**Closest sentences.** This paper: " in h for h in headers) == 10
+    [opened] = cards(iclr_app, "v")
+    assert "Ensemble Prediction of Task Affinity" in opened["title"]
+    similar = cards(iclr_app, "p")
+    assert len(similar) == 10 and all(c["body"].startswith("Closest sentences. This paper: ") for c in similar)
 
 
 def test_first_run_builds_the_seed_index_then_serves_it(tmp_path, monkeypatch):
@@ -131,8 +134,8 @@ def test_first_run_builds_the_seed_index_then_serves_it(tmp_path, monkeypatch):
     assert not at.exception and not at.error
     assert any("building it from the seed abstracts" in i.value for i in at.info)
     assert (out / "manifest.json").is_file()
-    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
-    assert headers and "RobustSpring" in headers[0]
+    shown = cards(at, "q")
+    assert shown and "RobustSpring" in shown[0]["title"]
 
 
 def test_topic_view_lists_its_papers_and_combines_with_facets(iclr_index, iclr_engine, monkeypatch):
@@ -143,24 +146,25 @@ def test_topic_view_lists_its_papers_and_combines_with_facets(iclr_index, iclr_e
     at.run()
     assert not at.exception and not at.error
     assert topic.label in at.subheader[0].value
-    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
-    assert len(headers) == topic.size
-    first = iclr_engine.paper(topic.papers[0])
-    assert first.title.split()[0] in headers[0]
+    shown = cards(at, "t")
+    assert len(shown) == topic.size
+    assert shown[0]["pid"] == topic.papers[0]
     area = next(p.primary_area for p in map(iclr_engine.paper, topic.papers) if p.primary_area)
     at.query_params["area"] = area
     at.run()
-    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
-    assert 0 < len(headers) == len(iclr_engine.topic_papers(topic.id, [area])) < topic.size + 1
+    assert 0 < len(cards(at, "t")) == len(iclr_engine.topic_papers(topic.id, [area])) < topic.size + 1
 
 
 def test_every_hit_links_its_topic(app, engine):
     app.query_params["q"] = "music score recognition"
     app.run()
-    links = [b for b in app.button if b.key and b.key.startswith("topic-q-")]
-    assert len(links) == 10 and all(b.label.startswith("Topic: ") for b in links)
-    links[0].click().run()
-    assert "topic" in app.query_params and app.subheader[0].value.startswith("Topic:")
+    shown = cards(app, "q")
+    links = buttons(app, "q", "topic")
+    assert len(links) == 10 and all(b["label"].startswith("Topic: ") for b in links)
+    assert links[0]["id"] == str(engine.paper(shown[0]["pid"]).topic)
+    click(app, "q", "topic", links[0]["id"])
+    assert app.query_params["topic"] in ([links[0]["id"]], links[0]["id"])
+    assert app.subheader[0].value.startswith("Topic:")
 
 
 def test_unknown_topic_gets_a_message(app):
@@ -174,7 +178,6 @@ def test_map_view_draws_every_paper(app, engine):
     app.query_params["q"] = "music score recognition"
     app.run()
     assert not app.exception and not app.error
-    import json
     chart = app.get("plotly_chart")[0]
     fig = json.loads(chart.proto.spec)
     ids = [i for t in fig["data"] if t.get("customdata") and "hits" not in t.get("name", "")
@@ -201,22 +204,23 @@ def test_list_view_keeps_valid_ids_names_bad_ones_and_offers_downloads(app, engi
     assert app.subheader[0].value == "Reading list (2)"
     downloads = app.get("download_button")
     assert len(downloads) == 3
-    more = [b_.key for b_ in app.button if b_.key and b_.key.startswith("sim-m-")]
-    assert len(more) == 10 and f"sim-m-{a}" not in more and f"sim-m-{b}" not in more
+    assert [c["pid"] for c in cards(app, "l")] == [a, b]
+    more = [c["pid"] for c in cards(app, "m")]
+    assert len(more) == 10 and a not in more and b not in more
     # removing a paper rewrites the list in the URL
-    [remove] = [x for x in app.button if x.key == f"list-l-{a}"]
-    remove.click().run()
+    assert [x["label"] for x in buttons(app, "l", "list")] == ["✓ In reading list (remove)"] * 2
+    click(app, "l", "list", a)
     assert app.query_params["list"] in ([b], b)
 
 
 def test_adding_a_hit_puts_it_in_the_url_list(app):
     app.query_params["q"] = "music score recognition"
     app.run()
-    add = [b for b in app.button if b.key and b.key.startswith("list-q-")][0]
-    pid = add.key.removeprefix("list-q-")
-    add.click().run()
-    assert app.query_params["list"] in ([pid], pid)
-    assert any(b.label.startswith("✓ In reading list") for b in app.button if b.key == f"list-q-{pid}")
+    add = buttons(app, "q", "list")[0]
+    assert add["label"] == "+ Reading list"
+    click(app, "q", "list", add["id"])
+    assert app.query_params["list"] in ([add["id"]], add["id"])
+    assert [b["label"] for b in buttons(app, "q", "list") if b["id"] == add["id"]] == ["✓ In reading list (remove)"]
 
 
 def test_empty_list_says_so(app):

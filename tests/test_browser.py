@@ -72,8 +72,10 @@ def test_search_open_paper_browse_similar_and_back(server, page):
 def test_abstract_math_renders_and_script_query_is_inert(server, page):
     page.goto(server + "/?q=" + "%3Cscript%3Ealert(1)%3C%2Fscript%3E%20comics")
     page.locator("h5").first.wait_for(timeout=60_000)
-    page.locator(".katex").first.wait_for(timeout=30_000)  # $...$ in abstracts is typeset, not raw
+    page.locator(".ps-card math msup").first.wait_for(timeout=30_000)  # C$^3$B is typeset as MathML, not raw
     assert "C3B" in page.locator("h5").first.inner_text()
+    assert "$^3$" not in page.inner_text("body") and page.locator("script:not([src])").filter(
+        has_text="alert(1)").count() == 0
     no_error_on(page)
 
 

@@ -2,6 +2,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cards_page import cards
 from conftest import ROOT, SEEDS
 from search.multilingual import detect_language
 
@@ -73,5 +74,4 @@ def test_page_says_it_searched_across_languages(ml_index, monkeypatch):
     at.run()
     assert not at.exception and not at.error
     assert any("searched across languages" in c.value for c in at.caption)
-    headers = [m.value for m in at.markdown if m.value.startswith("#####")]
-    assert "Legato" in headers[0]
+    assert "Legato" in cards(at, "q")[0]["title"]
