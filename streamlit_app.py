@@ -254,7 +254,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str],
         cols = st.columns(2)
         for i, example in enumerate(EXAMPLE_QUERIES):
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
-                               use_container_width=True)
+                               width="stretch")
         upload_box(engine, k, areas, venues, listed)
         return
     result = engine.search(query, k, mode, areas, venues)
@@ -327,7 +327,7 @@ def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]) -
     """The map alone reruns on a click (a fragment); only a click on a paper reruns the whole page, once."""
     engine = get_engine(build_path)
     event = st.plotly_chart(map_of(build_path, hits, listed), on_select="rerun", selection_mode="points",
-                            key="map", use_container_width=True, config={"displayModeBar": False})
+                            key="map", width="stretch", config={"displayModeBar": False})
     points = event.selection.points if event else []
     data = next((pt["customdata"] for pt in points if pt.get("customdata")), None)
     chosen = str(data[0] if isinstance(data, list) else data) if data else None
@@ -363,13 +363,13 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
 
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
     cols = st.columns(3)
-    cols[0].button("🔎 Search", key="nav-search", on_click=go, use_container_width=True, type="primary" if view == "search" else "secondary")
+    cols[0].button("🔎 Search", key="nav-search", on_click=go, width="stretch", type="primary" if view == "search" else "secondary")
     if engine.map_xy is not None:
         q = st.query_params.get("q", "")
         cols[1].button("🗺 Map", key="nav-map", on_click=go, kwargs={"view": "map", **({"q": q} if q else {})},
-                       use_container_width=True, type="primary" if view == "map" else "secondary")
+                       width="stretch", type="primary" if view == "map" else "secondary")
     cols[2].button(f"📚 Reading list ({len(listed)})", key="nav-list", on_click=go, kwargs={"view": "list"},
-                   use_container_width=True, type="primary" if view == "list" else "secondary")
+                   width="stretch", type="primary" if view == "list" else "secondary")
 
 
 def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str]) -> None:

@@ -11,7 +11,9 @@ export default function (component) {
   root.onclick = (event) => {
     const button = event.target.closest("button[data-action]");
     if (!button) return;
-    button.disabled = true;  // one action per click while the page reruns
+    // one action per click while the page reruns (a double click would add and then remove a paper)
+    button.disabled = true;
+    setTimeout(() => { button.disabled = false; }, 2000);
     setTriggerValue("action", { kind: button.dataset.action, id: button.dataset.id });
   };
 }

@@ -1,11 +1,11 @@
 """The page in headless Chromium: cold start, and a warm query from its submission to results drawn.
 
-    python benchmarks/bench_page.py --index DIR [--queries 20] [--cold 3] [--before OLD_CHECKOUT]
+    python benchmarks/bench_page.py --index DIR [--queries 20] [--cold 3] [--before OLD_CHECKOUT ...]
 
 Cold start: `streamlit run` launched to the first results of `?q=` drawn in a new browser page
 (median of --cold fresh servers). Warm query: on a loaded page, type a new query (distinct ones, so
 none is in the query cache) and click Search; the time until the URL holds it, ten result cards are
-drawn and none is stale. Also the same for a repeated query (LRU hit) and for "+ Reading list".
+drawn, none is stale and the first is the query's own first hit. Also the same for a repeated query (LRU hit) and for "+ Reading list".
 The server-side share: the script's own time for the same query, from Streamlit's AppTest. The
 floor: the same measurement on a bare Streamlit page (a form and ten headings), what Streamlit,
 the websocket and Chromium cost on this machine before any of our work.
@@ -84,18 +84,21 @@ def warm_page(root: Path, index: Path, qs: list[str]):
         browser.close()
 
 
-def warm(index: Path, qs: list[str]) -> dict:
+def warm(index: Path, qs: list[str], root: Path = ROOT) -> dict:
     firsts = first_titles(index, qs)
-    with warm_page(ROOT, index, qs) as page:
+    with warm_page(root, index, qs) as page:
         fresh = [submit(page, q, firsts[q]) for q in qs]
         repeated = [submit(page, q, firsts[q]) for q in qs[:10]]
         listed = []
         for i in range(5):
             before = page.url
+            n = page.get_by_role("button", name="✓ In reading list (remove)").count()
             t = time.perf_counter()
             page.get_by_role("button", name="+ Reading list").first.click()
-            page.wait_for_function("u => location.href !== u && !document.querySelector('[data-stale=\"true\"]')",
-                                   arg=before, timeout=60_000)
+            # redrawn: the URL holds the list and one more card says it is listed
+            page.wait_for_function("([u, n]) => location.href !== u && !document.querySelector('[data-stale=\"true\"]')"
+                                   " && [...document.querySelectorAll('button')].filter(b => b.innerText.startsWith("
+                                   "'✓ In reading list')).length > n", arg=[before, n], timeout=60_000)
             listed.append(time.perf_counter() - t)
     return {"fresh": fresh, "repeated": repeated, "listed": listed}
 
@@ -170,14 +173,16 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--cold", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "page.md")
-    ap.add_argument("--before", type=Path, default=None,
-                    help="a checkout of an older version: its cold start is measured too, for comparison")
+    ap.add_argument("--before", type=Path, nargs="*", default=[],
+                    help="checkouts of older versions: their cold start and warm query are measured too, for comparison")
     args = ap.parse_args()
+    args.index = args.index.resolve()  # the servers run in their own checkouts: a relative path would miss
 
     qs = queries(200)[-args.queries:]   # not the ones other benchmarks warm with
     colds = [cold_start(args.index, f"cold start {i}") for i in range(args.cold)]
-    before = [cold_start(args.index, f"cold before {i}", args.before) for i in range(args.cold)] if args.before else []
+    before = {old: [cold_start(args.index, f"cold before {i}", old) for i in range(args.cold)] for old in args.before}
     w = warm(args.index, qs)
+    w_before = {old: warm(args.index, qs, old) for old in args.before}
     gc_before, gc_after = gc_pause(args.index)  # first: the page's AppTest run below freezes this process
     server = script_time(args.index, [q + " script" for q in qs])
     bare = floor(qs)
@@ -190,10 +195,10 @@ def main() -> None:
              "| measure | value |", "|---|---|",
              f"| cold start: `streamlit run` to first results drawn (median of {len(colds)}) | "
              f"{statistics.median(colds):.2f} s (each: {', '.join(f'{c:.2f}' for c in colds)}) |",
-             *([f"| cold start of the version at `{args.before}` (median of {len(before)}) | "
-                f"{statistics.median(before):.2f} s (each: {', '.join(f'{c:.2f}' for c in before)}) |"]
-               if before else []),
+             *[f"| cold start of the version at `{old}` (median of {len(c)}) | "
+               f"{statistics.median(c):.2f} s (each: {', '.join(f'{x:.2f}' for x in c)}) |" for old, c in before.items()],
              f"| warm query, Search clicked to 10 results drawn, {len(w['fresh'])} distinct queries | {ms(w['fresh'])} |",
+             *[f"| the same for the version at `{old}` | {ms(wb['fresh'])} |" for old, wb in w_before.items()],
              f"| the same queries again (query vector cached) | {ms(w['repeated'])} |",
              f"| '+ Reading list' on a hit, click to page redrawn | {ms(w['listed'])} |",
              f"| of a query, the script's own run (AppTest, {len(server)} queries) | {ms(server)} |",

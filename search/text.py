@@ -184,26 +184,6 @@ def _segments(text: str):
     yield "prose", text[pos:]
 
 
-def to_markdown(text: str, mark: Callable[[str], bool] | None = None) -> str:
-    """Markdown that Streamlit can render safely: math kept for KaTeX, HTML/links shown as text.
-
-    Words for which `mark` is true (a query's terms) are set in bold.
-    """
-    parts: list[str] = []
-    for kind, *rest in _segments(text):
-        if kind == "prose":
-            parts.append(_markdown_prose(rest[0], mark))
-        elif kind == "emph":
-            parts.append(f"{rest[0]}{_escape_md(rest[1])}{rest[0]}")
-        elif kind == "raw":
-            parts.append(_escape_md(rest[0]))
-        else:
-            # KaTeX spells these as commands, so no HTML-like text reaches the Markdown renderer
-            tex = rest[0].replace("<", r"\lt ").replace(">", r"\gt ").replace("&", r"\&")
-            parts.append(f"{rest[1]}{tex}{rest[1]}")
-    return "".join(parts)
-
-
 def to_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
     """Safe inline HTML of the same text: emphasis kept, math as MathML, any HTML in the text shown as text."""
     parts: list[str] = []
@@ -216,7 +196,8 @@ def to_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
         elif kind == "raw":
             parts.append(html.escape(rest[0]))
         else:
-            parts.append(mathml(rest[0], display=rest[1] == "$$") or html.escape(clean_for_model(f"$" + rest[0] + "$")))
+            tex, delimiter = rest
+            parts.append(mathml(tex, display=delimiter == "$$") or html.escape(clean_for_model(f"${tex}$")))
     return "".join(parts)
 
 
@@ -254,16 +235,12 @@ def mathml(tex: str, display: bool = False) -> str | None:
 
 
 def _markdown_prose(text: str, mark: Callable[[str], bool] | None = None) -> str:
-    text = _display_latex_text(text)
-    text = text.replace("$", "\uff04")  # a lone dollar must not open KaTeX math
-    # escape everything that could make a link, image, HTML or code; keep * and _ emphasis
-    text = _escape_md(re.sub(r"\\(?=[A-Za-z])", "", text))
-    text = re.sub(r"(?m)^(\s*)([-+>=])", r"\1\\\2", text)  # no lists/quotes/headers
-    text = re.sub(r"(?m)^(\s*\d+)\.", r"\1\\.", text)
+    """Prose as inline Markdown source: LaTeX text commands become emphasis; all but * and _ escaped."""
+    text = _escape_md(re.sub(r"\\(?=[A-Za-z])", "", _display_latex_text(text)))
     if mark:
         text = re.sub(r"(?<![\w*])([^\W\d_][\w-]*)", lambda m: f"**{m.group(1)}**" if mark(m.group(1))
                       else m.group(1), text)
-    return text.replace("\uff04", r"\$")
+    return text
 
 
 def plain_markdown(text: str) -> str:

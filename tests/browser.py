@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -25,11 +26,12 @@ def free_port() -> int:
 def streamlit_server(root: Path, index: Path, timeout: float = 90):
     """Run the app on 127.0.0.1 and yield its URL; stop it afterwards."""
     port = free_port()
+    # the server's output goes to a file: an unread pipe fills up and then blocks the server
+    log = tempfile.NamedTemporaryFile("w+", prefix="streamlit-", suffix=".log", delete=False)
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=root, env={**os.environ, "SEARCH_INDEX": str(index)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=root, env={**os.environ, "SEARCH_INDEX": str(index)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + timeout
@@ -40,7 +42,7 @@ def streamlit_server(root: Path, index: Path, timeout: float = 90):
             except OSError:
                 time.sleep(0.3)
         else:
-            raise RuntimeError("streamlit did not start")
+            raise RuntimeError("streamlit did not start:\n" + Path(log.name).read_text()[-3000:])
         yield url
     finally:
         proc.terminate()
@@ -48,6 +50,8 @@ def streamlit_server(root: Path, index: Path, timeout: float = 90):
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
+        os.unlink(log.name)
 
 
 def launch(playwright):

@@ -1,5 +1,5 @@
 from search.text import (clean_for_model, content_id, derive_title, match_key, plain_markdown,
-                         split_sentences, to_markdown)
+                         split_sentences, to_html)
 
 
 def test_latex_commands_and_escapes_are_cleaned():
@@ -28,17 +28,17 @@ def test_same_abstract_with_other_markup_has_same_key_and_id():
     assert content_id(a) != content_id("We study robust learning under 20% noise.")
 
 
-def test_display_markdown_keeps_math_and_escapes_html_and_links():
-    md = to_markdown(r"Gains of $+6.89$% <script>alert(1)</script> [x](javascript:alert(1)) \textbf{bold}")
-    assert "$+6.89$" in md
-    assert "<script>" not in md and r"\<script\>" in md
-    assert "](javascript" not in md
-    assert "**bold**" in md
+def test_display_html_keeps_math_and_escapes_html_and_links():
+    out = to_html(r"Gains of $+6.89$% <script>alert(1)</script> [x](javascript:alert(1)) \textbf{bold}")
+    assert "<math" in out and "<mn>6.89</mn>" in out
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "<a " not in out and "[x](javascript:alert(1))" in out
+    assert "<strong>bold</strong>" in out
 
 
-def test_display_markdown_neutralises_dangerous_tex():
-    md = to_markdown(r"see $$\href{javascript:alert(1)}{click}$$ now")
-    assert "\\href" not in md and "javascript:alert" not in md.replace("\\", "")
+def test_display_html_neutralises_dangerous_tex():
+    out = to_html(r"see $$\href{javascript:alert(1)}{click}$$ now")
+    assert "href" not in out and "javascript:alert" not in out and "click" in out
 
 
 def test_plain_markdown_escapes_everything():
@@ -74,5 +74,5 @@ def test_sentences_split_but_not_on_abbreviations():
 
 
 def test_marked_terms_are_bold_also_after_styled_math():
-    md = to_markdown(r"$\textbf{C}$omics help cultural benchmarks", mark=lambda w: w.lower() == "cultural")
-    assert "**C**omics" in md and "**cultural**" in md
+    out = to_html(r"$\textbf{C}$omics help cultural benchmarks", mark=lambda w: w.lower() == "cultural")
+    assert "<b>C</b>omics" in out and "<strong>cultural</strong>" in out
