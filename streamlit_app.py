@@ -363,7 +363,8 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
 
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
     cols = st.columns(3)
-    cols[0].button("🔎 Search", key="nav-search", on_click=go, width="stretch", type="primary" if view == "search" else "secondary")
+    cols[0].button("🔎 Search", key="nav-search", on_click=go, width="stretch",
+                   type="primary" if view == "search" else "secondary")
     if engine.map_xy is not None:
         q = st.query_params.get("q", "")
         cols[1].button("🗺 Map", key="nav-map", on_click=go, kwargs={"view": "map", **({"q": q} if q else {})},
