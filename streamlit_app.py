@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -165,8 +166,7 @@ def card(engine: Engine, p: Paper, listed: list[str], score: float | None = None
                 listed=p.id in listed, similar=similar)
 
 
-def hit_card(engine: Engine, h: Hit, result: Result, listed: list[str]) -> Card:
-    mark = marker(result.terms)
+def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str]) -> Card:
     why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
     return card(engine, h.paper, listed, h.score, h.rank, body=why)
 
@@ -228,7 +228,8 @@ def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note:
         (st.warning if result.truncated else st.info)(result.message)
     if result.hits and note:
         st.caption(note)
-    show_cards([hit_card(engine, h, result, listed) for h in result.hits], key, listed)
+    mark = marker(result.terms)
+    show_cards([hit_card(engine, h, mark, listed) for h in result.hits], key, listed)
 
 
 def upload_box(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:

@@ -84,8 +84,8 @@ def warm_page(root: Path, index: Path, qs: list[str]):
         browser.close()
 
 
-def warm(index: Path, qs: list[str], root: Path = ROOT) -> dict:
-    firsts = first_titles(index, qs)
+def warm(index: Path, qs: list[str], root: Path = ROOT, firsts: dict[str, str] | None = None) -> dict:
+    firsts = firsts or first_titles(index, qs)
     with warm_page(root, index, qs) as page:
         fresh = [submit(page, q, firsts[q]) for q in qs]
         repeated = [submit(page, q, firsts[q]) for q in qs[:10]]
@@ -181,8 +181,9 @@ def main() -> None:
     qs = queries(200)[-args.queries:]   # not the ones other benchmarks warm with
     colds = [cold_start(args.index, f"cold start {i}") for i in range(args.cold)]
     before = {old: [cold_start(args.index, f"cold before {i}", old) for i in range(args.cold)] for old in args.before}
-    w = warm(args.index, qs)
-    w_before = {old: warm(args.index, qs, old) for old in args.before}
+    firsts = first_titles(args.index, qs)
+    w = warm(args.index, qs, firsts=firsts)
+    w_before = {old: warm(args.index, qs, old, firsts) for old in args.before}
     gc_before, gc_after = gc_pause(args.index)  # first: the page's AppTest run below freezes this process
     server = script_time(args.index, [q + " script" for q in qs])
     bare = floor(qs)

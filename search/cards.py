@@ -9,9 +9,6 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-ACTIONS = ("similar", "list", "topic")
-
-
 @dataclass(frozen=True)
 class Card:
     """What one card shows. `body` and `abstract` are safe HTML (from text.to_html); the rest is plain text."""

@@ -166,7 +166,7 @@ _UNSAFE_TEX = re.compile(r"\\(?:href|url|includegraphics|htmlClass|htmlId|htmlSt
 
 
 def _segments(text: str):
-    """Split display text into ("prose", text), ("emph", marker, text), ("math", tex, delimiter) and ("raw", text)."""
+    """Split display text into ("prose", text), ("emph", tag, text), ("math", tex, delimiter) and ("raw", text)."""
     text = strip_control(text)
     pos = 0
     for m in _MATH.finditer(text):
@@ -175,7 +175,7 @@ def _segments(text: str):
         styled = re.fullmatch(r"\s*\\(textbf|textit|emph|texttt|mathbf)\{([\w\s.,:;+-]*)\}\s*", inner)
         if styled:  # $\textbf{C}$omics: emphasis dressed as math reads better as text
             if styled.group(2).strip():
-                yield "emph", "**" if styled.group(1) in ("textbf", "mathbf") else "*", styled.group(2)
+                yield "emph", "b" if styled.group(1) in ("textbf", "mathbf") else "em", styled.group(2)
         elif _UNSAFE_TEX.search(inner) or "\n" in inner:
             yield "raw", clean_for_model(m.group(0))
         else:
@@ -191,8 +191,8 @@ def to_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
         if kind == "prose":
             parts.append(_inline_markdown().renderInline(_markdown_prose(rest[0], mark)))
         elif kind == "emph":
-            tag = "b" if rest[0] == "**" else "em"
-            parts.append(f"<{tag}>{html.escape(rest[1])}</{tag}>")
+            tag, words = rest
+            parts.append(f"<{tag}>{html.escape(words)}</{tag}>")
         elif kind == "raw":
             parts.append(html.escape(rest[0]))
         else:
