@@ -236,7 +236,7 @@ def mathml(tex: str, display: bool = False) -> str | None:
 
 def _markdown_prose(text: str, mark: Callable[[str], bool] | None = None) -> str:
     """Prose as inline Markdown source: LaTeX text commands become emphasis; all but * and _ escaped."""
-    text = _escape_md(re.sub(r"\\(?=[A-Za-z])", "", _display_latex_text(text)))
+    text = _escape_md(re.sub(r"\\(?=[A-Za-z ])", "", _display_latex_text(text)))
     if mark:
         text = re.sub(r"(?<![\w*])([^\W\d_][\w-]*)", lambda m: f"**{m.group(1)}**" if mark(m.group(1))
                       else m.group(1), text)

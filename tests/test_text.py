@@ -76,3 +76,7 @@ def test_sentences_split_but_not_on_abbreviations():
 def test_marked_terms_are_bold_also_after_styled_math():
     out = to_html(r"$\textbf{C}$omics help cultural benchmarks", mark=lambda w: w.lower() == "cultural")
     assert "<b>C</b>omics" in out and "<strong>cultural</strong>" in out
+
+
+def test_latex_control_space_shows_as_a_space():
+    assert to_html(r"e.g., 90% coverage vs.\ 37% for bootstrap") == "e.g., 90% coverage vs. 37% for bootstrap"
