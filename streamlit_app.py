@@ -10,13 +10,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from search.build import build_index
+from search import background
 from search.cards import Card, cards_html
 from search.corpus import CorpusError, Paper
-from search.embed import DEFAULT_MODEL, load_model, model_fingerprint
+from search.embed import load_model, model_fingerprint
 from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Result, UnknownPaper
-from search.export import FORMATS, export
-from search.index import BuildBusy, IndexLoadError, load_index, resolve
+from search.export import FORMATS, author_line, export
+from search.index import IndexLoadError, load_index, resolve
+from search.progress import duration, read_status
 from search.lexical import marker
 from search.query_encoder import load_encoder
 from search.text import plain_markdown, to_html
@@ -24,10 +25,13 @@ from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
 SEED_DIR = Path(__file__).parent / "seeds"
+# conference files (e.g. from `python -m search fetch`) that the page builds in the background, seeds
+# served meanwhile: `make app DATA=FILE` sets this (several files separated by os.pathsep)
+DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
 K_CHOICES = [5, 10, 20, 50]
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)"}
 
-st.set_page_config(page_title="Paper search · ICLR 2026", page_icon="🔎", layout="centered")
+st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/search:", layout="centered")
 
 
 @st.cache_resource(show_spinner="Loading the model…")
@@ -56,37 +60,75 @@ def get_engine(build_path: str) -> Engine:
     return engine
 
 
-def first_build() -> None:
-    """No index yet: build one from the shipped seeds, with a visible progress bar."""
-    st.info(f"No index at `{INDEX_DIR}` yet: building it from the seed abstracts once.")
-    bar = st.progress(0.0, text="Embedding abstracts…")
-    model, _ = get_model(DEFAULT_MODEL)
-    build_index([SEED_DIR], INDEX_DIR, model=model,
-                progress=lambda done, total: bar.progress(done / total, text=f"Embedding {done}/{total}"))
-    bar.empty()
+@st.cache_resource(show_spinner=False, max_entries=8)
+def start_build(out: str, steps: tuple[tuple[str, ...], ...]) -> bool:
+    """Start the background build of these steps once per server (the job's lock covers other servers)."""
+    return background.start(Path(out), [[Path(p) for p in step] for step in steps])
+
+
+def build_text(status: dict) -> tuple[float, str]:
+    """The bar's fill and words for a build status: the stage, its count, rate and time left."""
+    stage, done, total = status.get("stage") or "starting", status.get("done") or 0, status.get("total") or 0
+    words = f"{stage}: {done:,} of {total:,}" if total > 1 else f"{stage}…"
+    if status.get("rate"):
+        words += f" · {status['rate']:.0f}/s"
+    if status.get("eta") is not None:
+        words += f" · about {duration(status['eta'])} left"
+    if (status.get("steps") or 1) > 1:
+        words += f" (build {status.get('step', 1)} of {status['steps']})"
+    return (done / total if total > 1 else 0.0), words
+
+
+@st.fragment(run_every=1.5)
+def build_panel(serving: str | None, count: int = 0) -> None:
+    """The background build's progress; when it has published a new index the whole page reruns on it."""
+    status = read_status(background.status_file(INDEX_DIR)) or {}
+    current = str(resolve(INDEX_DIR)) if INDEX_DIR.exists() else None
+    if current != serving or not background.busy(INDEX_DIR):
+        st.rerun(scope="app")
+    if serving is None:
+        st.info("No index yet: building one from the 66 seed abstracts (about a minute on two cores); "
+                "the page opens as soon as it is ready." + (" The whole conference follows in the background."
+                                                            if DATA else ""))
+    else:
+        st.info("Building the whole conference in the background; you are searching the "
+                f"{count:,} papers already indexed meanwhile. "
+                "The page switches over by itself when the build is done.")
+    fill, words = build_text(status)
+    st.progress(min(max(fill, 0.0), 1.0), text=words)
 
 
 def engine_or_stop() -> Engine:
-    if not INDEX_DIR.exists():
-        try:
-            first_build()
-        except BuildBusy:
-            st.info("The index is being built in another session; this page reloads when it is ready.")
-            time.sleep(2)
-            st.rerun()
-        except CorpusError as e:
-            st.error(f"Cannot build the index from the seeds: {e}")
-            st.stop()
+    """The engine of the published index; starts (once) the background build of what is missing."""
     try:
-        return get_engine(str(resolve(INDEX_DIR)))
+        steps = background.plan(INDEX_DIR, SEED_DIR, DATA)
+    except CorpusError as e:
+        st.error(f"Cannot build from SEARCH_DATA: {e}")
+        steps = []
+    problem = background.failed(INDEX_DIR, steps)
+    if problem:
+        st.error(f"The background build stopped: {problem}. Fix the input and restart the page; "
+                 "the index it serves stays as it was.")
+    elif steps:
+        start_build(str(INDEX_DIR), tuple(tuple(str(p) for p in step) for step in steps))
+    building = not problem and background.busy(INDEX_DIR)
+    if not INDEX_DIR.exists():
+        if building or steps and not problem:
+            build_panel(None)
+        st.stop()
+    try:
+        engine = get_engine(str(resolve(INDEX_DIR)))
     except IndexLoadError as e:
         st.error(str(e))
         st.stop()
+    if building:
+        build_panel(str(engine.data.path), len(engine.papers))
+    return engine
 
 
 # ---------------------------------------------------------------- URL state
 
-KEEP = ("k", "mode", "area", "venue", "list")  # what survives moving between views
+KEEP = ("k", "mode", "area", "venue", "author", "list")  # what survives moving between views
 
 
 def go(**params: str) -> None:
@@ -160,7 +202,10 @@ def card(engine: Engine, p: Paper, listed: list[str], score: float | None = None
          more: tuple[str, ...] = (), body: str = "", topic: bool = True, similar: bool = True,
          abstract_open: bool = False) -> Card:
     label = engine.topic_label(p) if topic else ""
-    small = (meta_line(p, score), *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
+    # the open paper (abstract shown) names every author; a list card the first six
+    small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
+             meta_line(p, score),
+             *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
     return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
                 abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
                 listed=p.id in listed, similar=similar)
@@ -220,7 +265,7 @@ def search_box(engine: Engine, query: str) -> None:
                      placeholder="e.g. how can a language model read longer documents? (any language)"
                      if engine.multilingual else "e.g. how can a language model read longer documents? "
                      "Or paste an abstract.")
-        st.form_submit_button("Search", type="primary", on_click=submit_query)
+        st.form_submit_button("Find papers", type="primary", on_click=submit_query)
 
 
 def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note: str = "") -> None:
@@ -232,7 +277,7 @@ def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note:
     show_cards([hit_card(engine, h, mark, listed) for h in result.hits], key, listed)
 
 
-def upload_box(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
+def upload_box(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
     with st.expander("Papers like these: upload a .txt (one abstract per line) or a .bib"):
         upload = st.file_uploader("Abstracts or BibTeX", type=["txt", "bib"], key="upload")
         if upload is None:
@@ -243,11 +288,10 @@ def upload_box(engine: Engine, k: int, areas: list[str], venues: list[str], list
             st.error(str(e))
             return
         st.caption(f"{len(texts)} text(s) read from {plain_markdown(upload.name)}")
-        show_hits(engine, engine.like_texts(texts, k, areas, venues), "u", listed)
+        show_hits(engine, engine.like_texts(texts, k, **flt), "u", listed)
 
 
-def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str],
-                listed: list[str]) -> None:
+def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
     search_box(engine, query)
     if not query.strip():
         st.markdown(f"Search **{len(engine.papers):,} papers** by what they are about, in your own words, "
@@ -256,16 +300,16 @@ def search_view(engine: Engine, query: str, k: int, mode: str, areas: list[str],
         for i, example in enumerate(EXAMPLE_QUERIES):
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                width="stretch")
-        upload_box(engine, k, areas, venues, listed)
+        upload_box(engine, k, flt, listed)
         return
-    result = engine.search(query, k, mode, areas, venues)
-    filtered = " matching the filters" if areas or venues else ""
+    result = engine.search(query, k, mode, **flt)
+    filtered = " matching the filters" if any(flt.values()) else ""
     across = " · searched across languages" if result.space == "multilingual" else ""
     show_hits(engine, result, "q", listed,
               f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}")
 
 
-def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
+def paper_view(engine: Engine, pid: str, k: int, flt: dict, listed: list[str]) -> None:
     paper = engine.paper(pid)
     if paper is None:
         st.error(f"No paper with id “{plain_markdown(pid)}” in this index. It may come from another index; "
@@ -275,7 +319,7 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
     show_cards([card(engine, paper, listed, more=(ids,), similar=False, abstract_open=True)], "v", listed)
     st.subheader("Most similar papers")
     try:
-        result = engine.similar([paper.id], k, areas, venues)
+        result = engine.similar([paper.id], k, **flt)
     except UnknownPaper as e:
         st.error(str(e))
         return
@@ -284,15 +328,15 @@ def paper_view(engine: Engine, pid: str, k: int, areas: list[str], venues: list[
     show_cards([similar_card(engine, paper, h, listed) for h in result.hits], "p", listed)
 
 
-def topic_view(engine: Engine, raw: str, areas: list[str], venues: list[str], listed: list[str]) -> None:
+def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
     topic = engine.topics.get(int(raw)) if raw.strip().isdigit() else None
     if topic is None:
         st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
                  f"the {len(engine.topics)} topics there are.")
         return
-    papers = engine.topic_papers(topic.id, areas, venues)
+    papers = engine.topic_papers(topic.id, **flt)
     st.subheader(plain_markdown(f"Topic: {topic.label}"))
-    filtered = f", {len(papers)} matching the filters" if areas or venues else ""
+    filtered = f", {len(papers)} matching the filters" if any(flt.values()) else ""
     st.caption(plain_markdown(f"{topic.size} papers{filtered} · closest to the topic's centre first · "
                               f"terms: {', '.join(topic.terms)}"))
     show_cards([card(engine, p, listed, rank=i, topic=False) for i, p in enumerate(papers, 1)], "t", listed)
@@ -307,13 +351,12 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]):
     return map_figure(engine.papers, engine.map_xy, engine.topics, list(hits), list(listed))
 
 
-def map_view(engine: Engine, query: str, k: int, mode: str, areas: list[str], venues: list[str],
-             listed: list[str]) -> None:
+def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
     if engine.map_xy is None:
         st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
     search_box(engine, query)
-    result = engine.search(query, k, mode, areas, venues, evidence=False) if query.strip() else None
+    result = engine.search(query, k, mode, evidence=False, **flt) if query.strip() else None
     if result is not None and result.message:
         (st.warning if result.truncated else st.info)(result.message)
     hits = result.hits if result is not None else []
@@ -337,7 +380,7 @@ def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]) -
         st.rerun(scope="app")
 
 
-def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], listed: list[str]) -> None:
+def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
     st.subheader(f"Reading list ({len(listed)})")
     if not listed:
         st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
@@ -354,7 +397,7 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
     show_cards([card(engine, p, listed, rank=i) for i, p in enumerate(papers, 1)], "l", listed)
     st.subheader("More like my list")
     try:
-        result = engine.similar(listed, k, areas, venues)
+        result = engine.similar(listed, k, **flt)
     except UnknownPaper as e:
         st.error(str(e))
         return
@@ -364,17 +407,17 @@ def list_view(engine: Engine, k: int, areas: list[str], venues: list[str], liste
 
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
     cols = st.columns(3)
-    cols[0].button("🔎 Search", key="nav-search", on_click=go, width="stretch",
+    cols[0].button("Search", icon=":material/search:", key="nav-search", on_click=go, width="stretch",
                    type="primary" if view == "search" else "secondary")
     if engine.map_xy is not None:
         q = st.query_params.get("q", "")
-        cols[1].button("🗺 Map", key="nav-map", on_click=go, kwargs={"view": "map", **({"q": q} if q else {})},
+        cols[1].button("Map", icon=":material/map:", key="nav-map", on_click=go, kwargs={"view": "map", **({"q": q} if q else {})},
                        width="stretch", type="primary" if view == "map" else "secondary")
-    cols[2].button(f"📚 Reading list ({len(listed)})", key="nav-list", on_click=go, kwargs={"view": "list"},
+    cols[2].button(f"Reading list ({len(listed)})", icon=":material/bookmarks:", key="nav-list", on_click=go, kwargs={"view": "list"},
                    width="stretch", type="primary" if view == "list" else "secondary")
 
 
-def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str]) -> None:
+def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str], author: str) -> None:
     with st.sidebar:
         st.radio("Ranking", MODES, index=MODES.index(mode), key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
@@ -385,6 +428,10 @@ def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[st
             st.multiselect("Venue", engine.venues, default=[v for v in venues if v in engine.venues],
                            key="venue_w", on_change=set_param, args=("venue", "venue_w"),
                            format_func=lambda v: v.replace("ICLR 2026 ", ""))
+        if engine.has_authors:
+            st.text_input("Author", value=author, key="author_w", on_change=set_param, args=("author", "author_w"),
+                          placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
+                          "contains this (case and accents ignored)")
         st.selectbox("Results", K_CHOICES, index=K_CHOICES.index(k), key="k_w", on_change=set_param,
                      args=("k", "k_w"))
         m = engine.manifest
@@ -392,29 +439,31 @@ def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[st
 
 
 def main() -> None:
-    st.title("🔎 Paper search")
+    st.title("Paper search")
     engine = engine_or_stop()
     k = top_k()
     mode = st.query_params.get("mode", DEFAULT_MODE)
     mode = mode if mode in MODES else DEFAULT_MODE
     areas = [a for a in st.query_params.get_all("area") if a in engine.areas]
     venues = [v for v in st.query_params.get_all("venue") if v in engine.venues]
-    sidebar(engine, k, mode, areas, venues)
+    author = st.query_params.get("author", "").strip()[:200]
+    sidebar(engine, k, mode, areas, venues, author)
+    flt = {"areas": areas, "venues": venues, "authors": [author] if author else []}
     listed = reading_list(engine)
     pid, topic = st.query_params.get("paper"), st.query_params.get("topic")
     view = st.query_params.get("view", "")
     query = st.query_params.get("q", "")
     nav(engine, view if view in ("map", "list") else "search", listed)
     if pid is not None:
-        paper_view(engine, pid, k, areas, venues, listed)
+        paper_view(engine, pid, k, flt, listed)
     elif topic is not None:
-        topic_view(engine, topic, areas, venues, listed)
+        topic_view(engine, topic, flt, listed)
     elif view == "map":
-        map_view(engine, query, k, mode, areas, venues, listed)
+        map_view(engine, query, k, mode, flt, listed)
     elif view == "list":
-        list_view(engine, k, areas, venues, listed)
+        list_view(engine, k, flt, listed)
     else:
-        search_view(engine, query, k, mode, areas, venues, listed)
+        search_view(engine, query, k, mode, flt, listed)
 
 
 main()

@@ -14,14 +14,15 @@ from . import query_encoder as qe
 from . import topics as tp
 import numpy as np
 
-from .corpus import load_corpus
-from .embed import (DEFAULT_MODEL, EmbeddingCache, Progress, encode_cached, load_model,
+from .corpus import input_files, load_corpus
+from .embed import (DEFAULT_MODEL, EmbeddingCache, encode_cached, load_model,
                     model_dimension, model_fingerprint, start_pool)
 from .multilingual import NAME as ML_NAME
 from .multilingual import SENTENCE_VECTORS as MULTI_SENTENCES
 from .multilingual import TITLE_VECTORS as MULTI_TITLES
 from .multilingual import VECTORS as MULTI_VECTORS
 from .multilingual import MultilingualEncoder
+from .progress import Progress
 
 
 @dataclass
@@ -58,6 +59,18 @@ def previous_explore(out: Path, key: str) -> Path | None:
     return old if ok and (old / tp.TOPICS).is_file() and (old / layout.MAP).is_file() else None
 
 
+def inputs_digest(inputs: list[Path]) -> str:
+    """sha256 over the input files' names and bytes, in any order: equal digests, equal index inputs."""
+    parts = sorted(f"{f.name}\t{ix.file_digest(f)}" for f in input_files(inputs))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _announce(progress: Progress | None, stage: str) -> None:
+    """A stage without a count starts (topics, map, writing): the bar names it instead of sitting full."""
+    if progress:
+        progress(stage, 0, 1)
+
+
 def default_cache_dir(out: Path) -> Path:
     return out.parent / ".embedding_cache"
 
@@ -92,19 +105,20 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         sentence_groups = evidence.paper_sentences(papers) if sentences else []
         with start_pool(model, processes, device) as pool:
             vectors, embedded = encode_cached(model, [p.text for p in papers], cache, batch_size, progress,
-                                              pool=pool)
+                                              desc="abstracts", pool=pool)
             sentence_vectors, embedded_sentences = encode_cached(
-                model, evidence.flat_texts(sentence_groups), cache, batch_size, desc="sentences", pool=pool)
+                model, evidence.flat_texts(sentence_groups), cache, batch_size, progress, desc="sentences",
+                pool=pool)
         timings["embed"] = time.perf_counter() - t
         if multilingual:
             t = time.perf_counter()
             ml = MultilingualEncoder()
             ml_cache = EmbeddingCache(cache_dir or default_cache_dir(out), ml.fingerprint)
             ml_vectors, _ = encode_cached(ml, [p.text for p in papers], ml_cache, batch_size, progress,
-                                          desc="multilingual")
+                                          desc="multilingual abstracts")
             ml_sentences, _ = encode_cached(ml, evidence.flat_texts(sentence_groups), ml_cache, batch_size,
-                                            desc="multilingual sentences")
-            ml_titles, _ = encode_cached(ml, [p.title for p in papers], ml_cache, batch_size,
+                                            progress, desc="multilingual sentences")
+            ml_titles, _ = encode_cached(ml, [p.title for p in papers], ml_cache, batch_size, progress,
                                          desc="multilingual titles")
             timings["multilingual"] = time.perf_counter() - t
 
@@ -117,7 +131,9 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             if reused_from is not None:
                 topics = tp.read_topics(reused_from / tp.TOPICS)
             else:
+                _announce(progress, "topics")
                 topics = tp.compute_topics(papers, vectors)
+                _announce(progress, "map")
                 xy = layout.layout(vectors)
             topic_of = tp.assignments(topics)
             for p in papers:
@@ -125,6 +141,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             timings["topics_map"] = time.perf_counter() - t
 
         t = time.perf_counter()
+        _announce(progress, "writing the index")
         build_dir = ix.new_build_dir(out)
         ix.write_papers(build_dir / ix.PAPERS, papers)
         t_vec = time.perf_counter()
@@ -161,6 +178,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
                         "map_method": layout.METHOD, "reused": reused_from is not None} if explore else None,
             "query_encoder": encoder_meta,
             "inputs": [str(p) for p in inputs],
+            "inputs_digest": inputs_digest(inputs),
             "multilingual": {"model": ML_NAME, "fingerprint": ml.fingerprint, "dimension": 512,
                              "sentences": int(ml_sentences.shape[0])} if multilingual else None,
             "skipped_lines": len(skipped),
@@ -172,6 +190,8 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         manifest["stage_seconds"] = {k: round(v, 3) for k, v in timings.items()}
         ix.write_manifest(build_dir, manifest)
         final = ix.publish(build_dir, out)
+        if progress:
+            progress("published", 1, 1)
     return BuildReport(path=final, count=len(papers), embedded=embedded,
                        embedded_sentences=embedded_sentences,
                        seconds=time.perf_counter() - t0, timings=timings, skipped=skipped,

@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .corpus import CorpusError
+from .fetch import API_URL, DEFAULT_VENUE, FetchError, call, default_out, fetch_venue, make_client, write_jsonl
 from .export import FORMATS, export
 from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .index import BuildBusy, IndexLoadError, IndexSpecError
 
-EXPECTED_ERRORS = (CorpusError, IndexLoadError, IndexSpecError, BuildBusy, UnknownPaper, FileNotFoundError)
+EXPECTED_ERRORS = (CorpusError, FetchError, IndexLoadError, IndexSpecError, BuildBusy, UnknownPaper, FileNotFoundError)
 
 
 class UsageError(Exception):
@@ -97,8 +98,8 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
     if not any(q.strip() for q in queries):
         raise UsageError("empty query: give TEXT or --file FILE")
     _check_filters(engine, args)
-    _emit((("query", q, engine.search(q, args.k, args.mode, args.area, args.venue)) for q in queries),
-          args.json)
+    _emit((("query", q, engine.search(q, args.k, args.mode, args.area, args.venue, authors=args.author))
+           for q in queries), args.json)
     return 0
 
 
@@ -117,7 +118,8 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
     bad = 0
     for ids in requests:
         try:
-            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, args.area, args.venue))], args.json)
+            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, args.area, args.venue,
+                                                           authors=args.author))], args.json)
         except UnknownPaper as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
@@ -172,6 +174,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--area", action="append", default=[], help="only this primary area (repeatable)")
         p.add_argument("--venue", action="append", default=[],
                        help="only this venue, e.g. 'ICLR 2026 Oral' (repeatable)")
+        p.add_argument("--author", action="append", default=[],
+                       help="only papers with an author whose name contains this, e.g. 'LeCun' (repeatable)")
         p.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         p.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -197,6 +201,12 @@ def parser() -> argparse.ArgumentParser:
         t.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         t.add_argument("--json", action="store_true", help="one JSON object per line")
+    f = sub.add_parser("fetch", help="download a venue's accepted papers from OpenReview as JSONL for the build")
+    f.add_argument("venue", nargs="?", default=DEFAULT_VENUE,
+                   help=f"OpenReview venue id (default {DEFAULT_VENUE}; e.g. NeurIPS.cc/2025/Conference)")
+    f.add_argument("--out", type=Path, default=None,
+                   help="JSONL file to write (default: data/<venue id>.jsonl)")
+    f.add_argument("--api", default=API_URL, help=f"OpenReview API v2 address (default {API_URL})")
     e = sub.add_parser("evaluate", help="nDCG@10, MRR@10, Recall@10/100 per mode on BEIR-layout datasets")
     e.add_argument("datasets", nargs="+", type=Path, help="folders with corpus.jsonl, queries.jsonl, qrels/")
     e.add_argument("--split", default="test")
@@ -229,10 +239,26 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fetch(args: argparse.Namespace, client=None) -> int:
+    """Download, then write the file whole; on any failure nothing is written."""
+    from .progress import ProgressLog
+
+    out = args.out or default_out(args.venue)
+    client = client if client is not None else call(make_client, args.api)
+    records = fetch_venue(client, args.venue, progress=ProgressLog(job="fetch", interval=2.0, lines=True))
+    write_jsonl(records, out)
+    rated = sum("avg_rating" in r for r in records)
+    print(f"wrote {len(records):,} accepted papers of {args.venue} ({rated:,} with review scores) to {out}\n"
+          f"build their index with: python index_build.py seeds {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "evaluate":
         return cmd_evaluate(args)
+    if args.command == "fetch":
+        return cmd_fetch(args)
     if getattr(args, "k", 1) < 1:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())

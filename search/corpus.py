@@ -34,6 +34,11 @@ class Paper:
     url: str = ""
     primary_area: str = ""
     venue: str = ""
+    pdf: str = ""
+    # from the public reviews (python -m search fetch); None where a venue shows none
+    avg_rating: float | None = None
+    avg_confidence: float | None = None
+    n_ratings: int | None = None
     topic: int | None = None  # set at build time (search/topics.py)
 
     def to_dict(self) -> dict:
@@ -57,6 +62,10 @@ class Record:
     url: str = ""
     primary_area: str = ""
     venue: str = ""
+    pdf: str = ""
+    avg_rating: float | None = None
+    avg_confidence: float | None = None
+    n_ratings: int | None = None
     key: str = ""            # match_digest(abstract): made once, it groups copies of one abstract
 
     def __post_init__(self):
@@ -137,6 +146,19 @@ def _as_str(value, where: str, name: str) -> str:
     raise CorpusError(f"{where}: field '{name}' must be a string")
 
 
+def _as_number(value, where: str, name: str, integer: bool = False) -> float | int | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value) if not isinstance(value, bool) else float("nan")
+    except (TypeError, ValueError):
+        number = float("nan")
+    if number != number or number < 0 or (integer and not number.is_integer()):
+        kind = "a whole number" if integer else "a number"
+        raise CorpusError(f"{where}: field '{name}' must be {kind} of 0 or more, not {value!r}")
+    return int(number) if integer else number
+
+
 def _record(obj: dict, source: str, where: str) -> Record:
     if not isinstance(obj.get("abstract"), str):
         raise CorpusError(f"{where}: no 'abstract' text field")
@@ -146,7 +168,10 @@ def _record(obj: dict, source: str, where: str) -> Record:
                   keywords=_as_list(obj.get("keywords"), where, "keywords"),
                   url=_as_str(obj.get("url"), where, "url"),
                   primary_area=_as_str(obj.get("primary_area"), where, "primary_area"),
-                  venue=_as_str(obj.get("venue"), where, "venue"))
+                  venue=_as_str(obj.get("venue"), where, "venue"), pdf=_as_str(obj.get("pdf"), where, "pdf"),
+                  avg_rating=_as_number(obj.get("avg_rating"), where, "avg_rating"),
+                  avg_confidence=_as_number(obj.get("avg_confidence"), where, "avg_confidence"),
+                  n_ratings=_as_number(obj.get("n_ratings"), where, "n_ratings", integer=True))
 
 
 def _guarded(parse, skip_bad: bool, skipped: list[str]):
@@ -265,6 +290,13 @@ def _first(group: list[Record], name: str):
     return next((getattr(r, name) for r in group if getattr(r, name)), type(getattr(group[0], name))())
 
 
+def _reviews(group: list[Record]) -> dict:
+    """The review scores of the first record that has them (all three come from one source)."""
+    rec = next((r for r in group if r.avg_rating is not None or r.n_ratings is not None), None)
+    return {} if rec is None else {"avg_rating": rec.avg_rating, "avg_confidence": rec.avg_confidence,
+                                   "n_ratings": rec.n_ratings}
+
+
 def _merge_group(key: str, group: list[Record]) -> Paper:
     given = [r for r in group if r.id]
     # a structured export's text wins over a seed line: it is the publisher's version
@@ -281,7 +313,7 @@ def _merge_group(key: str, group: list[Record]) -> Paper:
                  sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases,
                  authors=_first(group, "authors"), keywords=_first(group, "keywords"),
                  url=_first(group, "url"), primary_area=_first(group, "primary_area"),
-                 venue=_first(group, "venue"))
+                 venue=_first(group, "venue"), pdf=_first(group, "pdf"), **_reviews(group))
 
 
 def load_corpus(paths: list[Path], skip_bad: bool = False) -> tuple[list[Paper], list[str]]:

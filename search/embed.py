@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import numpy as np
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
 
-Progress = Callable[[int, int], None]
+from .progress import Progress
 
 
 def resolve_model(name: str) -> str:
@@ -64,7 +63,7 @@ def token_count(model, text: str) -> int:
 
 def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
            desc: str = "embedding", pool: dict | None = None) -> np.ndarray:
-    """L2-normalised float32 vectors, in chunks so a bar (tqdm, or the page's) shows rate and ETA.
+    """L2-normalised float32 vectors, in chunks so a bar (tqdm, or a `Progress`) shows rate and ETA.
 
     `pool` (from `start_pool`) spreads each chunk over worker processes."""
     from tqdm import tqdm
@@ -77,6 +76,8 @@ def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | N
     out = np.empty((len(texts), dim), dtype=np.float32)
     workers = len(pool["processes"]) if pool else 1
     chunk = max(batch_size * 4 * workers, 1)
+    if progress:
+        progress(desc, 0, len(texts))
     with tqdm(total=len(texts), desc=desc, unit="text", disable=None) as bar:
         for start in range(0, len(order), chunk):
             idx = order[start:start + chunk]
@@ -86,7 +87,7 @@ def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | N
             out[idx] = vecs.astype(np.float32, copy=False)
             bar.update(len(idx))
             if progress:
-                progress(start + len(idx), len(texts))
+                progress(desc, start + len(idx), len(texts))
     return out
 
 

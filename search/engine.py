@@ -1,6 +1,7 @@
 """The engine that answers queries: search by text (semantic, keyword, hybrid), and similar papers."""
 from __future__ import annotations
 
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from .embed import load_model, model_dimension, model_fingerprint, token_count
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
 from .layout import MAP, read_map
+from .multilingual import NON_LATIN, detect_language
 from .query_encoder import load_encoder
 from .topics import TOPICS, Topic, read_topics
 
@@ -32,6 +34,10 @@ MULTILINGUAL_ALPHA = 0.7  # dense weight for other languages: their words rarely
 MAX_QUERY_CHARS = 20_000  # longer input is cut before tokenising; the model sees 256 tokens anyway
 POOL = 100                # candidates each ranker contributes to the fusion
 RRF_K = 60
+NO_MULTILINGUAL = ("This query looks like another language ({language}), and this index was built without the "
+                   "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "
+                   "`python index_build.py` (the multilingual space is on by default) to search across "
+                   "languages, or ask in English.")
 SVM_C = 0.01             # arxiv-sanity's setting for "papers like my library"
 
 
@@ -55,7 +61,9 @@ class Hit:
         return {"id": p.id, "score": round(float(self.score), 6), "title": p.title,
                 "title_derived": p.title_derived, "abstract": p.abstract, "sources": p.sources,
                 "url": p.url, "keywords": p.keywords, "primary_area": p.primary_area, "venue": p.venue,
-                "topic": p.topic, "evidence": [s for s, _ in self.evidence]}
+                "topic": p.topic, "authors": p.authors, "pdf": p.pdf, "avg_rating": p.avg_rating,
+                "avg_confidence": p.avg_confidence, "n_ratings": p.n_ratings,
+                "evidence": [s for s, _ in self.evidence]}
 
 
 @dataclass
@@ -67,6 +75,12 @@ class Result:
     terms: set[str] = field(default_factory=set)  # query stems, for marking matches
     language: str = "en"      # as detected; other languages rank in the multilingual space
     space: str = "english"    # "multilingual" when the query was searched across languages
+
+
+def fold(name: str) -> str:
+    """A name for matching: lower case, accents dropped ("Müller" -> "muller")."""
+    decomposed = unicodedata.normalize("NFKD", name.casefold())
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
 
 
 def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
@@ -118,6 +132,8 @@ class Engine:
         self.venues = sorted({p.venue for p in self.papers if p.venue})
         self._area = np.array([p.primary_area for p in self.papers], dtype=object)
         self._venue = np.array([p.venue for p in self.papers], dtype=object)
+        self._authors = ["\n".join(fold(a) for a in p.authors) for p in self.papers]
+        self.has_authors = any(self._authors)
         self._cache: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         self._cache_size = query_cache
         self.topics, self.map_xy = self._load_explore(data)
@@ -144,9 +160,10 @@ class Engine:
         """Paper id -> its topic's label (for exports)."""
         return {p.id: self.topic_label(p) for p in papers}
 
-    def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = ()) -> list[Paper]:
+    def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = (),
+                     authors: Iterable[str] = ()) -> list[Paper]:
         """A topic's papers under the filters, closest to its centre first."""
-        mask = self.mask(areas, venues)
+        mask = self.mask(areas, venues, authors)
         rows = [self._row[pid] for pid in self.topics[tid].papers]
         return [self.papers[r] for r in rows if mask is None or mask[r]]
 
@@ -201,7 +218,7 @@ class Engine:
         """The second vector space, when the index was built with --multilingual."""
         import faiss
 
-        from .multilingual import SENTENCE_VECTORS, TITLE_VECTORS, VECTORS, MultilingualEncoder, detect_language
+        from .multilingual import SENTENCE_VECTORS, TITLE_VECTORS, VECTORS, MultilingualEncoder
 
         meta = data.manifest.get("multilingual")
         if not meta:
@@ -214,14 +231,14 @@ class Engine:
         if index.ntotal != len(self.papers):
             raise IndexLoadError(f"{data.path / VECTORS} holds {index.ntotal} vectors for "
                                  f"{len(self.papers)} papers; {REBUILD}")
-        detect_language("warm the language detector up")
+        detect_language("warm the language detector up")  # its first call loads models (~1 s)
         sentences = None
         if self.evidence is not None and meta.get("sentences"):
             vecs = np.load(data.path / SENTENCE_VECTORS, allow_pickle=False).astype(np.float32)
             sentences = Evidence(self.evidence.sentences, vecs, self.evidence.offsets)
         titles = np.load(data.path / TITLE_VECTORS, allow_pickle=False)
         return {"encoder": encoder, "abstracts": index.reconstruct_n(0, index.ntotal), "titles": titles,
-                "evidence": sentences, "detect": detect_language}
+                "evidence": sentences}
 
     def _multilingual_scores(self, vec: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
         """Mean of the query's cosine to each paper's abstract and to its title (measured best)."""
@@ -233,16 +250,23 @@ class Engine:
         """Forget cached query vectors (for timing runs that must encode every query)."""
         self._cache.clear()
 
-    def mask(self, areas: Iterable[str] = (), venues: Iterable[str] = ()) -> np.ndarray | None:
-        """Rows allowed by the filters, or None when nothing is filtered."""
+    def mask(self, areas: Iterable[str] = (), venues: Iterable[str] = (),
+             authors: Iterable[str] = ()) -> np.ndarray | None:
+        """Rows allowed by the filters, or None when nothing is filtered.
+
+        An author filter keeps papers with an author whose name contains any of the given names
+        (case and accents ignored: "lecun" finds "Yann LeCun")."""
         areas, venues = list(areas), list(venues)
-        if not areas and not venues:
+        names = [n for n in (fold(a) for a in authors) if n]
+        if not areas and not venues and not names:
             return None
         m = np.ones(len(self.papers), dtype=bool)
         if areas:
             m &= np.isin(self._area, areas)
         if venues:
             m &= np.isin(self._venue, venues)
+        if names:
+            m &= np.fromiter((any(n in a for n in names) for a in self._authors), bool, len(self.papers))
         return m
 
     # ------------------------------------------------------------ rankers
@@ -292,21 +316,24 @@ class Engine:
     # ------------------------------------------------------------ queries
 
     def search(self, query: str, k: int = 10, mode: str = DEFAULT_MODE, areas: Iterable[str] = (),
-               venues: Iterable[str] = (), evidence: bool = True) -> Result:
+               venues: Iterable[str] = (), evidence: bool = True, authors: Iterable[str] = ()) -> Result:
         """The k papers that answer the query best under the mode and filters."""
         query = (query or "").strip()
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         if not query:
             return Result(message="Type a question or a topic to search.", mode=mode)
-        mask = self.mask(areas, venues)
+        mask = self.mask(areas, venues, authors)
         if not self.papers or (mask is not None and not mask.any()):
             return Result(message="No paper matches these filters.", mode=mode)
         k = max(1, min(int(k), len(self.papers)))
         pool = max(POOL, k)
-        language = self.multilingual["detect"](query[:2000]) if self.multilingual else "en"
+        language = detect_language(query[:2000])
+        notice = NO_MULTILINGUAL.format(language=language) if language != "en" and not self.multilingual else ""
+        if notice and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
+            return Result(message=notice, mode=mode, language=language)
         ml_scores = None
-        if language != "en":  # MiniLM knows English only: rank in the multilingual space instead
+        if language != "en" and self.multilingual:  # MiniLM knows English only: rank across languages
             vec, truncated = self._encode_multilingual(query[:MAX_QUERY_CHARS]), False
             ml_scores, sentences = self._multilingual_scores(vec, mask), self.multilingual["evidence"]
         else:
@@ -340,6 +367,8 @@ class Engine:
                        "only its beginning was searched.")
         elif not hits:
             message = "No paper contains these words. Try the semantic or hybrid mode."
+        if notice:  # a Latin-script language may be misread English: searched in English, and said so
+            message = " ".join(m for m in (message, notice, "It was searched as English.") if m)
         return Result(hits, message, truncated, mode, terms, language,
                       "english" if ml_scores is None else "multilingual")
 
@@ -349,7 +378,7 @@ class Engine:
                             lambda: (self.multilingual["encoder"].encode([query]), False))[0]
 
     def similar(self, ids: list[str], k: int = 10, areas: Iterable[str] = (), venues: Iterable[str] = (),
-                mode: str = "hybrid") -> Result:
+                mode: str = "hybrid", authors: Iterable[str] = ()) -> Result:
         """The papers nearest to the given ones together, never one of them.
 
         Several ids rank by a per-list SVM (mode "svm"). For one paper, hybrid (the default, measured best for same-area neighbours) fuses the vector ranking with
@@ -363,7 +392,7 @@ class Engine:
         mode = "svm" if len(rows) > 1 else mode
         vec = self.vectors[rows].mean(axis=0, keepdims=True)
         vec = (vec / max(float(np.linalg.norm(vec)), 1e-12)).astype(np.float32)
-        mask = self.mask(areas, venues)
+        mask = self.mask(areas, venues, authors)
         mask = np.ones(len(self.papers), dtype=bool) if mask is None else mask.copy()
         mask[rows] = False
         if not mask.any():
@@ -383,12 +412,12 @@ class Engine:
         return Result(hits, mode=mode)
 
     def like_texts(self, texts: list[str], k: int = 10, areas: Iterable[str] = (),
-                   venues: Iterable[str] = ()) -> Result:
+                   venues: Iterable[str] = (), authors: Iterable[str] = ()) -> Result:
         """Papers like some texts (uploaded abstracts or titles): the same per-list SVM, texts as positives."""
         texts = [t.strip()[:MAX_QUERY_CHARS] for t in texts if t and t.strip()]
         if not texts:
             return Result(message="No text to compare with.", mode="svm")
-        mask = self.mask(areas, venues)
+        mask = self.mask(areas, venues, authors)
         if not self.papers or (mask is not None and not mask.any()):
             return Result(message="No paper matches these filters.", mode="svm")
         extra = self.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,

@@ -14,7 +14,8 @@ from .text import clean_for_model, plain_markdown
 FORMATS = ("bibtex", "csv", "md")
 BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"
 YEAR = "2026"
-CSV_COLUMNS = ("id", "title", "url", "topic", "primary_area", "venue", "sources")
+CSV_COLUMNS = ("id", "title", "authors", "url", "pdf", "topic", "primary_area", "venue", "avg_rating",
+               "avg_confidence", "n_ratings", "sources")
 
 # LaTeX's special characters outside math; braces go too, since BibTeX counts even escaped ones
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "{": "", "}": "", "%": r"\%", "&": r"\&", "#": r"\#",
@@ -62,7 +63,9 @@ def to_csv(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for p in papers:
-        writer.writerow([p.id, p.title, p.url, (topics or {}).get(p.id, ""), p.primary_area, p.venue,
+        writer.writerow([p.id, p.title, "; ".join(p.authors), p.url, p.pdf, (topics or {}).get(p.id, ""),
+                         p.primary_area, p.venue, *("" if v is None else v
+                                                     for v in (p.avg_rating, p.avg_confidence, p.n_ratings)),
                          "; ".join(p.sources)])
     return out.getvalue()
 
@@ -75,7 +78,16 @@ def to_md(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
         meta = [m for m in ((topics or {}).get(p.id, ""), p.primary_area, p.venue) if m]
         lines.append(f"- {link}" + (f" — {plain_markdown(' · '.join(meta))}" if meta else "")
                      + f" (`{p.id}`)")
+        if p.authors:
+            lines.append(f"  {plain_markdown(author_line(p.authors, 50))}")
     return "\n".join(lines) + "\n"
+
+
+def author_line(authors: list[str], limit: int = 6) -> str:
+    """"A, B and C"; past `limit` names, the first ones and how many more."""
+    if len(authors) > limit:
+        return ", ".join(authors[:limit]) + f" and {len(authors) - limit} more"
+    return authors[0] if len(authors) == 1 else ", ".join(authors[:-1]) + " and " + authors[-1]
 
 
 def export(papers: list[Paper], fmt: str, topics: dict[str, str] | None = None) -> str:

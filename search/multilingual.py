@@ -24,6 +24,7 @@ _FOREIGN_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u
 _LETTER = re.compile(r"[^\W\d_]")
 # Latin-script languages the detector may name; fewer candidates make short texts less ambiguous.
 _LATIN = ("ENGLISH", "FRENCH", "GERMAN", "SPANISH", "PORTUGUESE", "ITALIAN", "DUTCH")
+NON_LATIN = "non-latin script"
 MIN_WORDS, MIN_CONFIDENCE = 4, 0.8  # measured: below these, English keyword queries were misread
 
 
@@ -75,7 +76,7 @@ def detect_language(text: str) -> str:
         return "en"
     foreign = _FOREIGN_SCRIPT.findall(text)
     if len(foreign) >= max(2, 0.2 * len(letters)):
-        return "non-latin script"
+        return NON_LATIN
     if len(text.split()) < MIN_WORDS:
         return "en"  # "GRPO", "KV cache", "Muon optimizer": too short to tell, and names are English
     best = _detector().compute_language_confidence_values(text)[0]

@@ -1,5 +1,6 @@
 """The page through Streamlit's AppTest: query -> results, ?paper= -> similar papers."""
 import json
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -125,17 +126,78 @@ def test_old_seed_link_opens_the_merged_paper_with_shared_evidence(iclr_app, eng
     assert len(similar) == 10 and all(c["body"].startswith("Closest sentences. This paper: ") for c in similar)
 
 
-def test_first_run_builds_the_seed_index_then_serves_it(tmp_path, monkeypatch):
+def wait_for_job(out, seconds: float = 400) -> dict:
+    from search import background
+    from search.progress import read_status
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        status = read_status(background.status_file(out)) or {}
+        if status.get("state") in ("done", "failed") and not background.busy(out):
+            return status
+        time.sleep(1)
+    raise AssertionError(f"background build still running after {seconds} s: {status}")
+
+
+def test_first_run_serves_seeds_then_swaps_in_the_conference(tmp_path, monkeypatch):
+    from search import background
+
     out = tmp_path / "fresh" / "index"
+    data = tmp_path / "conference.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": f"conf{i}", "title": f"Analytical engines {i}", "authors": ["Ada Lovelace", f"Author {i}"],
+         "abstract": f"Notes on the analytical engine, part {i}: it can compose music of any complexity.",
+         "avg_rating": 6.0 + i, "n_ratings": 3} for i in range(3)]))
     monkeypatch.setenv("SEARCH_INDEX", str(out))
-    at = AppTest.from_file(APP, default_timeout=300)
+    monkeypatch.setenv("SEARCH_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["q"] = "optical flow robustness to corrupted images"
     at.run()
     assert not at.exception and not at.error
-    assert any("building it from the seed abstracts" in i.value for i in at.info)
-    assert (out / "manifest.json").is_file()
+    assert any("No index yet" in i.value and "whole conference follows" in i.value for i in at.info)
+    assert background.busy(out)
+    # a second page, or a second server, starts no second job while this one runs
+    second = AppTest.from_file(APP, default_timeout=120)
+    second.run()
+    assert not second.exception
+    assert not background.start(out, [[ROOT / "seeds"]])
+    status = wait_for_job(out)
+    assert status["state"] == "done" and status["steps"] == 2 and status["count"] == 69, status
+    assert len(list((out.parent / ".index.versions").iterdir())) == 2  # the seeds, then seeds + conference
+    at.run()
+    assert not at.exception and not at.error and not at.info  # no banner once the build is done
     shown = cards(at, "q")
     assert shown and "RobustSpring" in shown[0]["title"]
+    assert "69 papers" in at.sidebar.caption[0].value
+    # the conference's authors: shown on the cards and a filter of the page
+    at.query_params["q"] = "the analytical engine composes music"
+    at.query_params["author"] = "LOVELACE"
+    at.run()
+    shown = cards(at, "q")
+    assert len(shown) == 3 and all(c["small"].startswith("Ada Lovelace and Author") for c in shown)
+    # nothing left to build: a later start of the page starts nothing
+    assert background.plan(out, ROOT / "seeds", [data]) == []
+
+
+def test_background_build_failure_is_shown_and_not_retried(tmp_path, monkeypatch, seed_index):
+    import shutil
+
+    from search import background
+
+    out = tmp_path / "index"
+    shutil.copytree(seed_index.parent, tmp_path, dirs_exist_ok=True, symlinks=True)
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text('{"abstract": "fine"}\n{"abstract": \n')
+    monkeypatch.setenv("SEARCH_INDEX", str(out))
+    monkeypatch.setenv("SEARCH_DATA", str(bad))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    status = wait_for_job(out, 120)
+    assert status["state"] == "failed" and "broken.jsonl:2" in status["message"]
+    at.run()
+    assert not at.exception and "broken.jsonl:2" in at.error[0].value
+    assert not background.running(out) and background.failed(out, background.plan(out, ROOT / "seeds", [bad]))
+    assert len(cards(at, "q")) == 0 and "66 papers" in at.sidebar.caption[0].value  # seeds still served
 
 
 def test_topic_view_lists_its_papers_and_combines_with_facets(iclr_index, iclr_engine, monkeypatch):
@@ -247,7 +309,7 @@ def test_submitting_the_box_writes_nothing_above_the_title(app):
     """Streamlit's magic writes any bare non-call expression; a callback's `a() if x else b()` once put "None" on top."""
     app.run()
     app.text_area(key="query_box").input("music score recognition")
-    app.button[[b.label for b in app.button].index("Search")].click().run()
+    app.button[[b.label for b in app.button].index("Find papers")].click().run()
     assert not app.exception
     assert app.query_params["q"] in (["music score recognition"], "music score recognition")
     assert type(app.main.children[0]).__name__ == "Title"

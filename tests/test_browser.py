@@ -40,7 +40,7 @@ def test_search_open_paper_browse_similar_and_back(server, page):
     box = page.get_by_role("textbox", name="Search papers by meaning")
     box.wait_for(timeout=60_000)
     box.fill("recognising printed music scores")
-    page.get_by_role("button", name="Search", exact=True).click()
+    page.get_by_role("button", name="Find papers", exact=True).click()
     first = page.locator("h5").first
     first.wait_for(timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll('h5').length >= 10", timeout=30_000)
@@ -130,7 +130,7 @@ def test_adding_a_hit_changes_the_url_and_the_bibtex_download_arrives(server, pa
                          "return e.querySelector('h5').innerText; }")  # the title on the button's own card
     add.click()
     page.wait_for_function("() => location.search.includes('list=')", timeout=30_000)
-    page.get_by_role("button", name="📚 Reading list (1)").click()
+    page.get_by_role("button", name="Reading list (1)").click()
     page.get_by_text("Reading list (1)", exact=True).wait_for(timeout=30_000)
     assert "view=list" in page.url and "list=" in page.url
     with page.expect_download(timeout=30_000) as info:

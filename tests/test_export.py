@@ -8,13 +8,14 @@ import pytest
 
 from conftest import run_py
 from search.corpus import Paper
-from search.export import citation_key, export, latex_escape, to_bibtex, to_csv
+from search.export import author_line, citation_key, export, latex_escape, to_bibtex, to_csv
 
 HOSTILE = Paper(id="abc123", abstract=r"We get 50\% gains with $\textbf{C}$ on {braces} & co_op # \citep{x} }{",
                 text="", title="Braces {and} 100% LaTeX_risk", title_derived=True, sources=["seeds/a.txt"],
                 url="https://openreview.net/forum?id=abc123", keywords=["A&B"], primary_area="optimization")
 PLAIN = Paper(id="xyz789", abstract="A plain abstract.", text="A plain abstract.", title="The Plain Paper",
-              title_derived=False, sources=["data.jsonl"], authors=["Ada Lovelace", "Alan Turing"])
+              title_derived=False, sources=["data.jsonl"], authors=["Ada Lovelace", "Alan Turing"],
+              avg_rating=6.5, avg_confidence=3.25, n_ratings=4, pdf="https://openreview.net/pdf?id=xyz789")
 
 
 def test_latex_escape_leaves_balanced_compilable_text():
@@ -56,13 +57,22 @@ def test_csv_parses_with_the_csv_module():
     assert [r["title"] for r in rows] == [HOSTILE.title, PLAIN.title]
     assert rows[0]["topic"] == "optimizers, adam" and rows[0]["primary_area"] == "optimization"
     assert rows[0]["sources"] == "seeds/a.txt"
+    assert rows[0]["authors"] == "" and rows[0]["avg_rating"] == "" and rows[0]["n_ratings"] == ""
+    assert rows[1]["authors"] == "Ada Lovelace; Alan Turing" and rows[1]["pdf"].endswith("id=xyz789")
+    assert (rows[1]["avg_rating"], rows[1]["avg_confidence"], rows[1]["n_ratings"]) == ("6.5", "3.25", "4")
 
 
 def test_markdown_links_and_marks_derived_titles():
     md = export([HOSTILE, PLAIN], "md")
     assert "(<https://openreview.net/forum?id=abc123>)" in md and "derived" in md and "`xyz789`" in md
+    assert "\n  Ada Lovelace and Alan Turing\n" in md
     with pytest.raises(ValueError):
         export([PLAIN], "docx")
+
+
+def test_author_line_shortens_long_lists():
+    assert author_line(["A"]) == "A" and author_line(["A", "B", "C"]) == "A, B and C"
+    assert author_line([str(i) for i in range(9)], 3) == "0, 1, 2 and 6 more"
 
 
 def test_cli_export_formats(seed_index, engine):

@@ -1,0 +1,168 @@
+"""Builds the page starts in the background: the seeds first when there is no index, then the conference.
+
+A page asks `plan()` what is still to build and `start()`s a job for it. The job is a process of its
+own (`python -m search.background`), so the page keeps answering while it embeds; it holds a lock file
+for its whole life, so a second page, or a second server, never starts a second one. It reports
+through a JSON status file that the page reads, and it publishes each index with the build's atomic
+swap, which the page picks up on its next run.
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from .build import inputs_digest
+from .corpus import CorpusError, input_files
+from .index import MANIFEST, BuildBusy, IndexLoadError, resolve
+from .progress import ProgressLog, read_status, write_status
+
+
+def status_file(out: Path) -> Path:
+    return out.parent / f".{out.name}.build.json"
+
+
+def log_file(out: Path) -> Path:
+    return out.parent / f".{out.name}.build.log"
+
+
+def _lock_file(out: Path) -> Path:
+    return out.parent / f".{out.name}.job.lock"
+
+
+@contextmanager
+def job_lock(out: Path):
+    """Yields True while this process holds the job lock of `out`, False when another job holds it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(_lock_file(out), "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def running(out: Path) -> bool:
+    """Whether a job for `out` runs now (its lock is held)."""
+    with job_lock(out) as free:
+        return not free
+
+
+def busy(out: Path, boot_seconds: float = 60.0) -> bool:
+    """A job runs, or was started so recently that its process may not hold the lock yet."""
+    if running(out):
+        return True
+    status = read_status(status_file(out)) or {}
+    return status.get("state") == "starting" and time.time() - status.get("updated", 0) < boot_seconds
+
+
+@lru_cache(maxsize=32)
+def _digest(files: tuple[tuple[str, int, int], ...]) -> str:
+    return inputs_digest([Path(name) for name, _, _ in files])
+
+
+def digest(inputs: list[Path]) -> str:
+    """inputs_digest, remembered while no input file changes size or time (the page asks on every run)."""
+    stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in input_files(inputs))
+    return _digest(stats)
+
+
+def published_digest(out: Path) -> str | None:
+    """The inputs digest of the published index, "" for one built before digests, None for none."""
+    try:
+        manifest = json.loads((resolve(out) / MANIFEST).read_text(encoding="utf-8"))
+    except (IndexLoadError, OSError, ValueError):
+        return None
+    return str(manifest.get("inputs_digest") or "")
+
+
+def plan(out: Path, seeds: Path, data: list[Path]) -> list[list[Path]]:
+    """The builds still to run, in order: the seeds alone when there is no index (they answer within
+    a minute), then seeds + data when data is given and the published index was built from other inputs.
+
+    An index built from inputs of your own stays as it is when no data is given."""
+    published = published_digest(out)
+    steps = [[seeds]] if published is None else []
+    if data and published != digest([seeds, *data]):
+        steps.append([seeds, *data])
+    return steps
+
+
+def failed(out: Path, steps: list[list[Path]]) -> str:
+    """The message of the last job, if it failed on these very inputs (so it is not started again)."""
+    status = read_status(status_file(out)) or {}
+    if status.get("state") != "failed" or not steps:
+        return ""
+    return status.get("message", "") if status.get("target") == digest(steps[-1]) else ""
+
+
+def start(out: Path, steps: list[list[Path]], multilingual: bool = True) -> bool:
+    """Start a job for the steps unless one runs already; returns whether one was started."""
+    if not steps or busy(out):
+        return False
+    out = out.absolute()
+    write_status(status_file(out), {"state": "starting", "step": 1, "steps": len(steps),
+                                    "target": digest(steps[-1]), "updated": time.time()})
+    cmd = [sys.executable, "-m", "search.background", "--out", str(out),
+           "--steps", json.dumps([[str(p.absolute()) for p in step] for step in steps])]
+    if not multilingual:
+        cmd.append("--no-multilingual")
+    with open(log_file(out), "a") as log:
+        subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         cwd=Path(__file__).resolve().parent.parent, start_new_session=True)
+    return True
+
+
+def run(out: Path, steps: list[list[Path]], multilingual: bool = True) -> int:
+    """The job: each step's build in turn, its progress in the status file. 0 when all published."""
+    from .build import build_index
+    from .embed import load_model
+
+    with job_lock(out) as held:
+        if not held:
+            return 0  # another page's job got there first; it reports for both
+        log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True)
+        target = digest(steps[-1])
+        log.update(state="running", step=1, steps=len(steps), target=target, message="")
+        try:
+            model = load_model()
+            for n, inputs in enumerate(steps, 1):
+                log.update(step=n, inputs=[str(p) for p in inputs])
+                report = build_index(inputs, out, model=model, progress=log, multilingual=multilingual)
+                log.update(count=report.count, published=str(report.path))
+        except Exception as e:  # recorded for the page, which would otherwise wait on a dead job
+            expected = isinstance(e, (CorpusError, IndexLoadError, BuildBusy, OSError))
+            log.update(state="failed", message=str(e).splitlines()[0] if expected and str(e) else
+                       f"{type(e).__name__}: {e} (details in {log_file(out)})")
+            if not expected:
+                traceback.print_exc(file=sys.stdout)
+            return 1
+        log.update(state="done")
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m search.background",
+                                 description="Run the page's background builds (started by the page).")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--steps", required=True, help="JSON list of builds, each a list of input paths")
+    ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True)
+    args = ap.parse_args(argv)
+    steps = [[Path(p) for p in step] for step in json.loads(args.steps)]
+    return run(args.out, steps, args.multilingual)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Progress of long jobs (builds, downloads): readable on a terminal, in a log file and on the page.
+
+A job reports `(stage, done, total)`. On a terminal tqdm draws the bars of counted stages; when the
+output is a file or a pipe (a build left running to a log), a `ProgressLog` writes a line at each
+stage's start and end and every `interval` seconds between, with the count, the rate and the time left.
+With a status file it also keeps that file (JSON, replaced whole) up to date for the page to read.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+Progress = Callable[[str, int, int], None]   # (stage, done, total)
+
+
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 1h02m."""
+    s = int(round(max(seconds, 0)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def write_status(path: Path, status: dict) -> None:
+    """Replace the status file whole (write aside, rename): a reader never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(status), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_status(path: Path) -> dict | None:
+    try:
+        status = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return status if isinstance(status, dict) else None
+
+
+class ProgressLog:
+    """Callable as a `Progress`: lines to a non-terminal stream, and an optional status file."""
+
+    def __init__(self, stream: TextIO | None = None, interval: float = 10.0, status_file: Path | None = None,
+                 job: str = "", lines: bool | None = None, clock: Callable[[], float] = time.monotonic):
+        self.stream = stream if stream is not None else sys.stderr
+        self.lines = not self.stream.isatty() if lines is None else lines
+        self.interval, self.status_file, self.job, self.clock = interval, status_file, job, clock
+        self.stage, self.started, self.last_line, self.last_status = "", 0.0, 0.0, 0.0
+        self.extra: dict = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self.clock()
+        new = stage != self.stage
+        if new:
+            self.stage, self.started, self.last_line = stage, now, now
+        rate = done / (now - self.started) if done and now > self.started else 0.0
+        eta = (total - done) / rate if rate and total > done else None
+        finished = total > 0 and done >= total
+        if self.lines and (new or finished or now - self.last_line >= self.interval):
+            self.last_line = now
+            self.stream.write(self.line(stage, done, total, rate, eta) + "\n")
+            self.stream.flush()
+        elif new and total <= 1:  # a stage without a count has no tqdm bar either: name it
+            self.stream.write(f"{stage}…\n")
+            self.stream.flush()
+        if self.status_file is not None and (new or finished or now - self.last_status >= 0.5):
+            self.last_status = now
+            self.update(state="running", stage=stage, done=done, total=total, rate=round(rate, 2),
+                        eta=None if eta is None else round(eta, 1))
+
+    def line(self, stage: str, done: int, total: int, rate: float, eta: float | None) -> str:
+        head = f"[{self.job}] " if self.job else ""
+        if total <= 1:
+            return f"{head}{stage}…" if not done else f"{head}{stage}: done"
+        text = f"{head}{stage}: {done:,}/{total:,} ({100 * done / total:.0f}%)"
+        if rate:
+            text += f", {rate:.1f}/s"
+        if eta is not None:
+            text += f", ~{duration(eta)} left"
+        return text
+
+    def update(self, **fields) -> None:
+        """Merge fields into the status file (state, message, ...)."""
+        if self.status_file is None:
+            return
+        self.extra.update(fields)
+        write_status(self.status_file, {"job": self.job, "pid": os.getpid(), **self.extra,
+                                        "updated": time.time()})
