@@ -1,25 +1,41 @@
-# The two commands of the README: `make app` and `make test`. Each installs what it needs first.
-PYTHON ?= python3
+# The two commands of the README: `make app` and `make test`. Each installs what it needs first, into
+# a virtual environment (.venv) rather than the system's Python.
+VENV ?= .venv
+PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
+# Where pip finds the CPU build of torch. Empty: pip's own configuration (PyPI's default torch is a
+# CUDA build of several GB); TORCH_INDEX=https://download.pytorch.org/whl/cpu takes the CPU build.
+TORCH_INDEX ?=
+# Conference files the page builds in the background while it serves the seeds: by default whatever
+# `python -m search fetch` wrote to data/; `make app DATA=papers.jsonl` names one.
+DATA ?= $(wildcard data/*.jsonl)
+# localhost: only this computer can open the page; ADDRESS=0.0.0.0 shares it on your network.
+ADDRESS ?= localhost
+empty :=
+space := $(empty) $(empty)
 
 .PHONY: install install-dev browser app test bench
 
-install:
-	$(PIP) torch==2.13.0
+$(PYTHON):
+	python3 -m venv $(VENV)
+
+install: $(PYTHON)
+	$(PIP) torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) -r requirements.txt
 
 install-dev: install
 	$(PIP) -r requirements-dev.txt
 
 # Debian's Chromium for the end-to-end tests (Playwright drives /usr/bin/chromium; no download),
-# and fonts so screenshots show Chinese and emoji.
+# and fonts so screenshots show Chinese.
 browser:
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    chromium chromium-driver fonts-noto-cjk fonts-noto-color-emoji >/dev/null; fi
+	    chromium chromium-driver fonts-noto-cjk >/dev/null; fi
 
 app: install
-	$(PYTHON) -m streamlit run streamlit_app.py
+	SEARCH_DATA="$(subst $(space),:,$(strip $(DATA)))" \
+	  $(PYTHON) -m streamlit run streamlit_app.py --server.address $(ADDRESS)
 
 test: install-dev browser
 	$(PYTHON) -m pytest -q

@@ -16,6 +16,7 @@ from search.corpus import CorpusError, Paper
 from search.embed import load_model, model_fingerprint
 from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Result, UnknownPaper
 from search.export import FORMATS, author_line, export
+from search.fetch import API_URL, DEFAULT_VENUE, default_out
 from search.index import IndexLoadError, load_index, resolve
 from search.progress import duration, read_status
 from search.lexical import marker
@@ -28,6 +29,8 @@ SEED_DIR = Path(__file__).parent / "seeds"
 # conference files (e.g. from `python -m search fetch`) that the page builds in the background, seeds
 # served meanwhile: `make app DATA=FILE` sets this (several files separated by os.pathsep)
 DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
+DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` writes by default
+OPENREVIEW_API = os.environ.get("SEARCH_OPENREVIEW_API") or API_URL
 K_CHOICES = [5, 10, 20, 50]
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)"}
 
@@ -96,6 +99,25 @@ def build_panel(serving: str | None, count: int = 0) -> None:
                 "The page switches over by itself when the build is done.")
     fill, words = build_text(status)
     st.progress(min(max(fill, 0.0), 1.0), text=words)
+
+
+def fetch_conference() -> None:
+    target = DATA_DIR / default_out(DEFAULT_VENUE).name
+    background.start(INDEX_DIR, [[SEED_DIR, target]], fetch=DEFAULT_VENUE, api=OPENREVIEW_API)
+
+
+def conference_offer(engine: Engine) -> None:
+    """On the seeds alone: one click downloads the conference from OpenReview and builds it meanwhile."""
+    if DATA or engine.manifest.get("inputs_digest") != background.digest([SEED_DIR]):
+        return
+    status = read_status(background.status_file(INDEX_DIR)) or {}
+    if status.get("state") == "failed" and str(status.get("target", "")).startswith("fetch:"):
+        st.error(f"The download stopped: {status.get('message', 'unknown error')}")
+    st.markdown(f"These are the {len(engine.papers)} seed papers. The whole conference is a click away:")
+    st.button("Get all of ICLR 2026 from OpenReview", icon=":material/download:", on_click=fetch_conference,
+              disabled=background.busy(INDEX_DIR), key="fetch-conference",
+              help="Downloads the accepted papers with their review scores (python -m search fetch), "
+                   "then builds their index in the background; you keep searching meanwhile.")
 
 
 def engine_or_stop() -> Engine:
@@ -301,6 +323,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                width="stretch")
         upload_box(engine, k, flt, listed)
+        conference_offer(engine)
         return
     result = engine.search(query, k, mode, **flt)
     filtered = " matching the filters" if any(flt.values()) else ""

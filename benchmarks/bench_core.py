@@ -24,10 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
-SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
 
 
-from report import write_report  # noqa: E402
+from report import SHARED, write_report  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -24,10 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
 
 from browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
-from report import write_report  # noqa: E402
+from report import SHARED, write_report  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:

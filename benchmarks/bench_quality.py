@@ -23,12 +23,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
 
 FUSIONS = [("rrf", 0.5), ("blend", 0.3), ("blend", 0.5), ("blend", 0.7)]
 
 
-from report import write_report  # noqa: E402
+from report import SHARED, write_report  # noqa: E402
 
 
 def similar_precision(engine, area_of: dict[str, str], mode: str, k: int = 10) -> tuple[float, float]:

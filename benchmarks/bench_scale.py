@@ -32,10 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
 
 from bench_core import machine, pct  # noqa: E402
-from report import write_report  # noqa: E402
+from report import SHARED, write_report  # noqa: E402
 
 SAMPLE = 512   # abstracts for model.encode's rate
 

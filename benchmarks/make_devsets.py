@@ -16,10 +16,12 @@ import argparse
 import hashlib
 import json
 import random
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from report import SHARED  # noqa: E402
 
 
 def write_set(out: Path, corpus: list[dict], queries: list[tuple[str, str, str]]) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .build import inputs_digest
 from .corpus import CorpusError, input_files
+from .fetch import API_URL, FetchError, call, make_client
 from .index import MANIFEST, BuildBusy, IndexLoadError, resolve
 from .progress import ProgressLog, read_status, write_status
 
@@ -108,42 +109,57 @@ def failed(out: Path, steps: list[list[Path]]) -> str:
     return status.get("message", "") if status.get("target") == digest(steps[-1]) else ""
 
 
-def start(out: Path, steps: list[list[Path]], multilingual: bool = True) -> bool:
-    """Start a job for the steps unless one runs already; returns whether one was started."""
+def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "",
+          api: str = "") -> bool:
+    """Start a job for the steps unless one runs already; returns whether one was started.
+
+    With `fetch` (an OpenReview venue id) the job first downloads that venue into the last input of
+    the last step (`python -m search fetch`), then builds."""
     if not steps or busy(out):
         return False
     out = out.absolute()
-    write_status(status_file(out), {"state": "starting", "step": 1, "steps": len(steps),
-                                    "target": digest(steps[-1]), "updated": time.time()})
+    target = f"fetch:{fetch}" if fetch else digest(steps[-1])
+    write_status(status_file(out), {"state": "starting", "step": 1, "steps": len(steps), "target": target,
+                                    "updated": time.time()})
     cmd = [sys.executable, "-m", "search.background", "--out", str(out),
            "--steps", json.dumps([[str(p.absolute()) for p in step] for step in steps])]
     if not multilingual:
         cmd.append("--no-multilingual")
+    if fetch:
+        cmd += ["--fetch", fetch] + (["--api", api] if api else [])
     with open(log_file(out), "a") as log:
+        # in the server's process group: Ctrl-C on `make app` stops the build too (the index it had
+        # published stays; the next start builds again, with the finished stages' vectors in the cache)
         subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                         cwd=Path(__file__).resolve().parent.parent, start_new_session=True)
+                         cwd=Path(__file__).resolve().parent.parent)
     return True
 
 
-def run(out: Path, steps: list[list[Path]], multilingual: bool = True) -> int:
-    """The job: each step's build in turn, its progress in the status file. 0 when all published."""
+def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "", client=None) -> int:
+    """The job: the download if asked, then each step's build in turn, its progress in the status file.
+
+    0 when all is published; on failure the status file says why and the published index stays."""
     from .build import build_index
     from .embed import load_model
+    from .fetch import fetch_venue, write_jsonl
 
     with job_lock(out) as held:
         if not held:
             return 0  # another page's job got there first; it reports for both
         log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True)
-        target = digest(steps[-1])
-        log.update(state="running", step=1, steps=len(steps), target=target, message="")
+        log.update(state="running", step=1, steps=len(steps), message="",
+                   target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
         try:
+            if fetch:
+                records = fetch_venue(client, fetch, progress=log)
+                write_jsonl(records, steps[-1][-1])
             model = load_model()
             for n, inputs in enumerate(steps, 1):
                 log.update(step=n, inputs=[str(p) for p in inputs])
                 report = build_index(inputs, out, model=model, progress=log, multilingual=multilingual)
                 log.update(count=report.count, published=str(report.path))
         except Exception as e:  # recorded for the page, which would otherwise wait on a dead job
-            expected = isinstance(e, (CorpusError, IndexLoadError, BuildBusy, OSError))
+            expected = isinstance(e, (CorpusError, FetchError, IndexLoadError, BuildBusy, OSError))
             log.update(state="failed", message=str(e).splitlines()[0] if expected and str(e) else
                        f"{type(e).__name__}: {e} (details in {log_file(out)})")
             if not expected:
@@ -159,9 +175,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--steps", required=True, help="JSON list of builds, each a list of input paths")
     ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--fetch", default="", help="first download this OpenReview venue into the last input")
+    ap.add_argument("--api", default=API_URL)
     args = ap.parse_args(argv)
     steps = [[Path(p) for p in step] for step in json.loads(args.steps)]
-    return run(args.out, steps, args.multilingual)
+    client = None
+    if args.fetch:
+        try:
+            client = call(make_client, args.api)
+        except FetchError as e:
+            write_status(status_file(args.out), {"state": "failed", "target": f"fetch:{args.fetch}",
+                                                 "message": str(e), "updated": time.time()})
+            return 1
+    return run(args.out, steps, args.multilingual, args.fetch, client)
 
 
 if __name__ == "__main__":

@@ -173,7 +173,7 @@ def fetch_venue(client, venue_id: str, progress: Progress | None = None,
                 out.append(rec)
         offset += len(notes)
         if progress:
-            progress("papers", min(offset, total), total)
+            progress("downloading papers", min(offset, total), total)
         if len(notes) < PAGE or offset >= total:
             break
         notes = call(client.get_notes, **query, offset=offset, sleep=sleep)

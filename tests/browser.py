@@ -23,15 +23,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(root: Path, index: Path, timeout: float = 90):
-    """Run the app on 127.0.0.1 and yield its URL; stop it afterwards."""
+def streamlit_server(root: Path, index: Path, timeout: float = 90, env: dict | None = None):
+    """Run the app on 127.0.0.1 and yield its URL; stop it afterwards. `env` adds variables (SEARCH_DATA)."""
     port = free_port()
     # the server's output goes to a file: an unread pipe fills up and then blocks the server
     log = tempfile.NamedTemporaryFile("w+", prefix="streamlit-", suffix=".log", delete=False)
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=root, env={**os.environ, "SEARCH_INDEX": str(index)}, stdout=log, stderr=subprocess.STDOUT)
+        cwd=root, env={**os.environ, "SEARCH_INDEX": str(index), **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + timeout

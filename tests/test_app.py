@@ -314,3 +314,20 @@ def test_submitting_the_box_writes_nothing_above_the_title(app):
     assert app.query_params["q"] in (["music score recognition"], "music score recognition")
     assert type(app.main.children[0]).__name__ == "Title"
     assert "None" not in [m.value for m in app.markdown]
+
+
+def test_seed_page_offers_the_conference_and_says_why_a_download_failed(index_copy, monkeypatch):
+    # a local port where nothing listens stands for a machine without network: tests never go online
+    monkeypatch.setenv("SEARCH_INDEX", str(index_copy))
+    monkeypatch.setenv("SEARCH_OPENREVIEW_API", "http://127.0.0.1:9")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    offer = at.button(key="fetch-conference")
+    assert "ICLR 2026" in offer.label and not offer.disabled
+    offer.click().run()
+    assert not at.exception
+    status = wait_for_job(index_copy, 120)
+    assert status["state"] == "failed" and "cannot reach OpenReview" in status["message"]
+    at.run()
+    assert "The download stopped: cannot reach OpenReview" in at.error[0].value
+    assert "66 papers" in at.sidebar.caption[0].value  # the seeds are still served

@@ -66,3 +66,18 @@ def test_second_build_at_once_refuses(tmp_path):
     finally:
         os.close(fd)
     assert r.returncode == 2 and "another build" in r.stderr and not out.exists()
+
+
+def test_default_build_logs_progress_to_a_pipe_and_searches_chinese_across_languages(tmp_path):
+    out = tmp_path / "index"
+    r = run_py("index_build.py", str(SEEDS), "--out", str(out))  # stderr is a pipe here, as in a log file
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    for expected in ("abstracts: 0/66 (0%)", "abstracts: 66/66 (100%)", "sentences: 568/568 (100%)",
+                     "multilingual abstracts: 66/66 (100%)", "topics…", "map…", "writing the index…"):
+        assert any(line.startswith(expected) for line in lines), (expected, lines)
+    assert "Traceback" not in r.stderr
+    q = run_py("-m", "search", "query", "用统计检验发现大语言模型性能下降", "--index", str(out), "--json", "-k", "3")
+    answer = json.loads(q.stdout)
+    assert q.returncode == 0 and answer["space"] == "multilingual" and len(answer["hits"]) == 3
+    assert "degrad" in " ".join(h["abstract"] for h in answer["hits"]).lower()

@@ -209,3 +209,34 @@ def test_fetch_offline_is_one_line_and_no_file(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().count("\n") == 0 and "OpenReview" in r.stderr and r.stdout == ""
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_background_job_fetches_then_builds_seeds_and_conference(tmp_path, monkeypatch):
+    """The page's "Get all of ICLR 2026" job, in process with the fake client and the real model."""
+    from conftest import SEEDS
+    from search import background
+    from search.index import load_index
+    from search.progress import read_status
+
+    out, data = tmp_path / "index", tmp_path / "data" / "conference.jsonl"
+    code = background.run(out, [[SEEDS, data]], multilingual=False, fetch=VENUE,
+                          client=FakeClient([paper(i) for i in range(1, 4)]))
+    status = read_status(background.status_file(out))
+    assert code == 0 and status["state"] == "done" and status["count"] == 69
+    assert len(data.read_text().splitlines()) == 3
+    papers = {p.id: p for p in load_index(out).papers}
+    assert papers["id0001"].authors == ["Author 1", "Ada Lovelace"] and papers["id0001"].avg_rating == 7.0
+    assert background.plan(out, SEEDS, [data]) == []
+
+
+def test_background_job_that_cannot_fetch_says_why_and_builds_nothing(tmp_path):
+    from conftest import SEEDS
+    from search import background
+    from search.progress import read_status
+
+    out = tmp_path / "index"
+    code = background.run(out, [[SEEDS, tmp_path / "c.jsonl"]], fetch="ICLR.cc/2031/Conference",
+                          client=FakeClient([paper(1)]))
+    status = read_status(background.status_file(out))
+    assert code == 1 and status["state"] == "failed" and "no venue 'ICLR.cc/2031/Conference'" in status["message"]
+    assert not out.exists() and not (tmp_path / "c.jsonl").exists()

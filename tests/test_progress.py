@@ -1,0 +1,70 @@
+"""Progress of long jobs: lines in a log, names on a terminal, a status file for the page."""
+import io
+import json
+
+from search.progress import ProgressLog, duration, read_status
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_log_gets_a_line_per_stage_and_every_interval():
+    out, clock = io.StringIO(), Clock()
+    log = ProgressLog(stream=out, interval=10, clock=clock)
+    log("abstracts", 0, 1000)
+    for done in range(100, 1001, 100):  # 100 texts a second
+        clock.now += 1
+        log("abstracts", done, 1000)
+    log("topics", 0, 1)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "abstracts: 0/1,000 (0%)"
+    assert lines[1] == "abstracts: 1,000/1,000 (100%), 100.0/s"  # the end; 10 s had not passed before it
+    assert lines[2] == "topics…" and len(lines) == 3
+
+
+def test_a_long_stage_reports_its_rate_and_time_left():
+    out, clock = io.StringIO(), Clock()
+    log = ProgressLog(stream=out, interval=10, clock=clock, job="build")
+    log("sentences", 0, 34_359)
+    clock.now = 12
+    log("sentences", 840, 34_359)
+    assert out.getvalue().splitlines()[-1] == "[build] sentences: 840/34,359 (2%), 70.0/s, ~7m59s left"
+
+
+def test_a_terminal_gets_only_the_names_of_stages_without_a_bar():
+    out = Tty()
+    log = ProgressLog(stream=out)
+    log("abstracts", 0, 66)
+    log("abstracts", 66, 66)
+    log("map", 0, 1)
+    assert out.getvalue() == "map…\n"
+
+
+def test_status_file_is_whole_json_with_stage_and_extra_fields(tmp_path):
+    status, clock = tmp_path / "s.json", Clock()
+    log = ProgressLog(stream=io.StringIO(), status_file=status, clock=clock, job="build")
+    log.update(state="running", step=2, steps=2)
+    log("abstracts", 0, 4315)
+    clock.now = 10
+    log("abstracts", 512, 4315)
+    got = read_status(status)
+    assert got["state"] == "running" and got["step"] == 2 and got["stage"] == "abstracts"
+    assert got["done"] == 512 and got["total"] == 4315 and got["rate"] == 51.2 and got["eta"] == 74.3
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]  # no temporary file left
+    status.write_text("{half")
+    assert read_status(status) is None and read_status(tmp_path / "missing.json") is None
+    json.loads(json.dumps(got))
+
+
+def test_duration_reads_well():
+    assert [duration(s) for s in (0, 9.6, 61, 3600 + 125)] == ["0s", "10s", "1m01s", "1h02m"]
