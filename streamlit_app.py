@@ -18,7 +18,7 @@ from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Res
 from search.export import FORMATS, author_line, export
 from search.fetch import API_URL, DEFAULT_VENUE, default_out
 from search.index import IndexLoadError, load_index, resolve
-from search.progress import duration, read_status
+from search.progress import read_status, status_text
 from search.lexical import marker
 from search.query_encoder import load_encoder
 from search.text import plain_markdown, to_html
@@ -64,22 +64,10 @@ def get_engine(build_path: str) -> Engine:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def start_build(out: str, steps: tuple[tuple[str, ...], ...]) -> bool:
-    """Start the background build of these steps once per server (the job's lock covers other servers)."""
+def start_build(out: str, steps: tuple[tuple[str, ...], ...], target: str) -> bool:
+    """Start the background build of these steps once per server and target inputs (the digest of
+    their bytes: a file changed after a failed build is built again); the job's lock covers other servers."""
     return background.start(Path(out), [[Path(p) for p in step] for step in steps])
-
-
-def build_text(status: dict) -> tuple[float, str]:
-    """The bar's fill and words for a build status: the stage, its count, rate and time left."""
-    stage, done, total = status.get("stage") or "starting", status.get("done") or 0, status.get("total") or 0
-    words = f"{stage}: {done:,} of {total:,}" if total > 1 else f"{stage}…"
-    if status.get("rate"):
-        words += f" · {status['rate']:.0f}/s"
-    if status.get("eta") is not None:
-        words += f" · about {duration(status['eta'])} left"
-    if (status.get("steps") or 1) > 1:
-        words += f" (build {status.get('step', 1)} of {status['steps']})"
-    return (done / total if total > 1 else 0.0), words
 
 
 @st.fragment(run_every=1.5)
@@ -97,8 +85,8 @@ def build_panel(serving: str | None, count: int = 0) -> None:
         st.info("Building the whole conference in the background; you are searching the "
                 f"{count:,} papers already indexed meanwhile. "
                 "The page switches over by itself when the build is done.")
-    fill, words = build_text(status)
-    st.progress(min(max(fill, 0.0), 1.0), text=words)
+    fill, words = status_text(status)
+    st.progress(fill, text=words)
 
 
 def fetch_conference() -> None:
@@ -132,7 +120,8 @@ def engine_or_stop() -> Engine:
         st.error(f"The background build stopped: {problem}. Fix the input and restart the page; "
                  "the index it serves stays as it was.")
     elif steps:
-        start_build(str(INDEX_DIR), tuple(tuple(str(p) for p in step) for step in steps))
+        start_build(str(INDEX_DIR), tuple(tuple(str(p) for p in step) for step in steps),
+                    background.digest(steps[-1]))
     building = not problem and background.busy(INDEX_DIR)
     if not INDEX_DIR.exists():
         if building or steps and not problem:

@@ -43,6 +43,19 @@ def read_status(path: Path) -> dict | None:
     return status if isinstance(status, dict) else None
 
 
+def status_text(status: dict) -> tuple[float, str]:
+    """A progress bar's fill and words for a status file: the stage, its count, rate and time left."""
+    stage, done, total = status.get("stage") or "starting", status.get("done") or 0, status.get("total") or 0
+    words = f"{stage}: {done:,} of {total:,}" if total > 1 else f"{stage}…"
+    if status.get("rate"):
+        words += f" · {status['rate']:.0f}/s"
+    if status.get("eta") is not None:
+        words += f" · about {duration(status['eta'])} left in this stage"
+    if (status.get("steps") or 1) > 1:
+        words += f" · build {status.get('step', 1)} of {status['steps']}"
+    return min(max(done / total, 0.0), 1.0) if total > 1 else 0.0, words
+
+
 class ProgressLog:
     """Callable as a `Progress`: lines to a non-terminal stream, and an optional status file."""
 

@@ -81,3 +81,47 @@ def test_default_build_logs_progress_to_a_pipe_and_searches_chinese_across_langu
     answer = json.loads(q.stdout)
     assert q.returncode == 0 and answer["space"] == "multilingual" and len(answer["hits"]) == 3
     assert "degrad" in " ".join(h["abstract"] for h in answer["hits"]).lower()
+
+
+@pytest.fixture(scope="module")
+def authored_index(tmp_path_factory, model):
+    """A few records with authors and review scores, as `python -m search fetch` writes them."""
+    from search.build import build_index
+
+    d = tmp_path_factory.mktemp("authored")
+    rows = [("a1", ["Yann LeCun", "Ada Lovelace"], "Self-supervised learning of image features with joint embeddings."),
+            ("a2", ["Jürgen Müller"], "Recurrent networks that learn long-term dependencies in sequences."),
+            ("a3", ["Grace Hopper"], "A compiler that translates English-like statements for image processing.")]
+    (d / "papers.jsonl").write_text("".join(json.dumps(
+        {"id": pid, "title": f"Paper {pid}", "authors": names, "abstract": text, "avg_rating": 6.5,
+         "avg_confidence": 3.5, "n_ratings": 4, "pdf": f"https://openreview.net/pdf?id={pid}"}) + "\n"
+        for pid, names, text in rows))
+    out = d / "index"
+    build_index([d / "papers.jsonl"], out, model=model, explore=False, sentences=False)
+    return out
+
+
+def test_author_filter_matches_part_of_a_name_ignoring_case_and_accents(authored_index, capsys):
+    from search.cli import main
+
+    assert main(["query", "image", "--author", "lecun", "--index", str(authored_index), "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert [h["id"] for h in hits] == ["a1"] and hits[0]["authors"] == ["Yann LeCun", "Ada Lovelace"]
+    assert (hits[0]["avg_rating"], hits[0]["avg_confidence"], hits[0]["n_ratings"]) == (6.5, 3.5, 4)
+    assert main(["query", "sequences", "--author", "MULLER", "--author", "hopper", "--index",
+                 str(authored_index), "--json"]) == 0
+    assert sorted(h["id"] for h in json.loads(capsys.readouterr().out)["hits"]) == ["a2", "a3"]
+    assert main(["similar", "a1", "--author", "Müller", "--index", str(authored_index), "--json"]) == 0
+    assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["a2"]
+    assert main(["query", "image", "--author", "Turing", "--index", str(authored_index)]) == 0
+    assert "No paper matches these filters" in capsys.readouterr().out
+
+
+def test_bibtex_of_a_record_with_authors_has_them(authored_index, capsys):
+    import bibtexparser
+
+    from search.cli import main
+
+    assert main(["export", "a1", "a2", "--index", str(authored_index)]) == 0
+    entries = bibtexparser.parse_string(capsys.readouterr().out).entries
+    assert [e.fields_dict["author"].value for e in entries] == ["Yann LeCun and Ada Lovelace", "Jürgen Müller"]

@@ -2,7 +2,7 @@
 import io
 import json
 
-from search.progress import ProgressLog, duration, read_status
+from search.progress import ProgressLog, duration, read_status, status_text
 
 
 class Clock:
@@ -68,3 +68,12 @@ def test_status_file_is_whole_json_with_stage_and_extra_fields(tmp_path):
 
 def test_duration_reads_well():
     assert [duration(s) for s in (0, 9.6, 61, 3600 + 125)] == ["0s", "10s", "1m01s", "1h02m"]
+
+
+def test_status_text_for_the_page_bar():
+    fill, words = status_text({"stage": "sentences", "done": 8590, "total": 34359, "rate": 70.4, "eta": 366,
+                               "step": 2, "steps": 2})
+    assert fill == 8590 / 34359
+    assert words == "sentences: 8,590 of 34,359 · 70/s · about 6m06s left in this stage · build 2 of 2"
+    assert status_text({"stage": "topics", "done": 0, "total": 1}) == (0.0, "topics…")
+    assert status_text({}) == (0.0, "starting…")
