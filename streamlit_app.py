@@ -14,8 +14,9 @@ from search import background
 from search.cards import Card, cards_html
 from search.corpus import CorpusError, Paper
 from search.embed import load_model, model_fingerprint
-from search.engine import DEFAULT_MODE, EXAMPLE_QUERIES, MODES, Engine, Hit, Result, UnknownPaper
-from search.export import FORMATS, author_line, export
+from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Hit, Result,
+                           UnknownPaper, ordered)
+from search.export import FORMATS, author_line, export, review_line
 from search.fetch import API_URL, DEFAULT_VENUE, default_out
 from search.index import IndexLoadError, load_index, resolve
 from search.progress import read_status, status_text
@@ -32,9 +33,12 @@ DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if 
 DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` writes by default
 OPENREVIEW_API = os.environ.get("SEARCH_OPENREVIEW_API") or API_URL
 K_CHOICES = [5, 10, 20, 50]
+SORT_LABELS = {"relevance": "relevance", "rating": "rating, best first", "oral": "orals first, then rating"}
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)"}
 
-st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/search:", layout="centered")
+# the map and the statistics want the whole width; reading a list of cards is easier in a column
+st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/search:",
+                   layout="wide" if st.query_params.get("view") in ("map", "stats") else "centered")
 
 
 @st.cache_resource(show_spinner="Loading the model…")
@@ -139,7 +143,7 @@ def engine_or_stop() -> Engine:
 
 # ---------------------------------------------------------------- URL state
 
-KEEP = ("k", "mode", "area", "venue", "author", "list")  # what survives moving between views
+KEEP = ("k", "mode", "area", "venue", "author", "sort", "min_rating", "list")  # what survives moving between views
 
 
 def go(**params: str) -> None:
@@ -148,12 +152,32 @@ def go(**params: str) -> None:
     st.query_params.from_dict({**kept, **params})
 
 
-def top_k() -> int:
+def url_setting(name: str, default, parse: Callable[[str], object], allowed: str, ignored: list[str]):
+    """A setting from the URL; a value that does not parse is named in `ignored` and the default used."""
+    raw = st.query_params.get(name)
+    if raw is None or raw == "":
+        return default
     try:
-        k = int(st.query_params.get("k", 10))
+        return parse(raw)
     except ValueError:
-        k = 10
-    return k if k in K_CHOICES else 10
+        ignored.append(f"{name}={raw[:40]} (use {allowed})")
+        return default
+
+
+def one_of(choices) -> Callable[[str], object]:
+    def parse(raw: str):
+        for c in choices:
+            if str(c) == raw.strip():
+                return c
+        raise ValueError(raw)
+    return parse
+
+
+def rating(raw: str) -> float:
+    value = float(raw)
+    if not 0 <= value <= 10:
+        raise ValueError(raw)
+    return value
 
 
 def reading_list(engine: Engine) -> list[str]:
@@ -179,10 +203,16 @@ def toggle_list(pid: str, ids: list[str]) -> None:
 
 def set_param(key: str, widget_key: str) -> None:
     value = st.session_state[widget_key]
-    if isinstance(value, list):
+    if value is None or value == "":
+        st.query_params.pop(key, None)
+    elif isinstance(value, list):
         st.query_params[key] = value
     else:
-        st.query_params[key] = str(value)
+        st.query_params[key] = f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def is_filtered(flt: dict) -> bool:
+    return bool(flt["areas"] or flt["venues"] or flt["authors"] or flt["min_rating"] is not None)
 
 
 # ---------------------------------------------------------------- pieces
@@ -195,8 +225,8 @@ CARDS = st.components.v2.component("paper_search_cards", css=(ASSETS / "cards.cs
                                    js=(ASSETS / "cards.js").read_text(encoding="utf-8"), isolate_styles=False)
 
 
-def meta_line(p: Paper, score: float | None = None) -> str:
-    bits = []
+def meta_line(p: Paper, score: float | None = None, reviews: bool = False) -> str:
+    bits = [review_line(p)] if reviews else []
     if p.venue:
         bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
     if p.primary_area:
@@ -205,7 +235,8 @@ def meta_line(p: Paper, score: float | None = None) -> str:
         bits.append(f"similarity {score:.3f}")
     if p.title_derived:
         bits.append("title derived from the abstract")
-    bits.append("from " + "; ".join(p.sources))
+    if not p.url:  # once a paper has its OpenReview record, the list it came from is noise
+        bits.append("from " + "; ".join(p.sources))
     return " · ".join(bits)
 
 
@@ -215,7 +246,7 @@ def card(engine: Engine, p: Paper, listed: list[str], score: float | None = None
     label = engine.topic_label(p) if topic else ""
     # the open paper (abstract shown) names every author; a list card the first six
     small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
-             meta_line(p, score),
+             meta_line(p, score, engine.has_ratings),
              *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
     return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
                 abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
@@ -259,6 +290,9 @@ QUERY_HELP = ("A question, a topic, a method's name, or a whole pasted abstract.
 
 def submit_query() -> None:
     text = st.session_state["query_box"].strip()
+    if len(text) > MAX_QUERY_CHARS:  # the model reads 256 tokens anyway; the address stays a sane size
+        text = text[:MAX_QUERY_CHARS]
+        st.session_state["cut_query"] = True
     on_map = {"view": "map"} if st.query_params.get("view") == "map" else {}
     if text:
         go(q=text, **on_map)
@@ -272,7 +306,7 @@ def search_box(engine: Engine, query: str) -> None:
         st.session_state["query_box"] = query
         st.session_state["query_from_url"] = query
     with st.form("search", border=False):
-        st.text_area("Search papers by meaning", key="query_box", max_chars=20_000, height=68, help=QUERY_HELP,
+        st.text_area("Search papers by meaning", key="query_box", height=68, help=QUERY_HELP,
                      placeholder="e.g. how can a language model read longer documents? (any language)"
                      if engine.multilingual else "e.g. how can a language model read longer documents? "
                      "Or paste an abstract.")
@@ -304,6 +338,9 @@ def upload_box(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
 
 def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
     search_box(engine, query)
+    if st.session_state.pop("cut_query", False):
+        st.warning(f"Your text was longer than {MAX_QUERY_CHARS:,} characters; only its first "
+                   f"{MAX_QUERY_CHARS:,} were kept (the model reads about 200 words of them).")
     if not query.strip():
         st.markdown(f"Search **{len(engine.papers):,} papers** by what they are about, in your own words, "
                     "or by the name of a method. Try one of these:")
@@ -315,7 +352,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed
         conference_offer(engine)
         return
     result = engine.search(query, k, mode, **flt)
-    filtered = " matching the filters" if any(flt.values()) else ""
+    filtered = " matching the filters" if is_filtered(flt) else ""
     across = " · searched across languages" if result.space == "multilingual" else ""
     show_hits(engine, result, "q", listed,
               f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}")
@@ -340,7 +377,12 @@ def paper_view(engine: Engine, pid: str, k: int, flt: dict, listed: list[str]) -
     show_cards([similar_card(engine, paper, h, listed) for h in result.hits], "p", listed)
 
 
+TOPIC_PAGE = 25  # cards a topic page shows at once
+
+
 def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
+    from search.stats import summarise
+
     topic = engine.topics.get(int(raw)) if raw.strip().isdigit() else None
     if topic is None:
         st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
@@ -348,10 +390,34 @@ def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
         return
     papers = engine.topic_papers(topic.id, **flt)
     st.subheader(plain_markdown(f"Topic: {topic.label}"))
-    filtered = f", {len(papers)} matching the filters" if any(flt.values()) else ""
-    st.caption(plain_markdown(f"{topic.size} papers{filtered} · closest to the topic's centre first · "
-                              f"terms: {', '.join(topic.terms)}"))
-    show_cards([card(engine, p, listed, rank=i, topic=False) for i, p in enumerate(papers, 1)], "t", listed)
+    filtered = f", {len(papers)} matching the filters" if is_filtered(flt) else ""
+    order = "closest to the topic's centre first" if flt["sort"] == "relevance" else SORT_LABELS[flt["sort"]]
+    st.caption(plain_markdown(f"{topic.size} papers{filtered} · {order} · terms: {', '.join(topic.terms)}"))
+    if engine.has_ratings:
+        own = summarise(topic.label, [engine.paper(pid) for pid in topic.papers])
+        if own.rated:
+            st.caption(f"{own.orals} orals ({own.oral_share:.0%}) · {own.rated} with reviews · mean rating "
+                       f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
+                       f"(the conference: {engine.rating_summary})")
+    pages = max(1, -(-len(papers) // TOPIC_PAGE))
+    page = min(max(url_int("page", 1), 1), pages)
+    shown = papers[(page - 1) * TOPIC_PAGE:page * TOPIC_PAGE]
+    first = (page - 1) * TOPIC_PAGE
+    show_cards([card(engine, p, listed, rank=first + i, topic=False) for i, p in enumerate(shown, 1)], "t", listed)
+    if pages > 1:
+        cols = st.columns([1, 2, 1])
+        cols[0].button("← Previous", key="topic-prev", disabled=page == 1, on_click=go,
+                       kwargs={"topic": str(topic.id), "page": str(page - 1)})
+        cols[1].caption(f"Papers {first + 1}–{first + len(shown)} of {len(papers)} · page {page} of {pages}")
+        cols[2].button("Next →", key="topic-next", disabled=page == pages, on_click=go,
+                       kwargs={"topic": str(topic.id), "page": str(page + 1)})
+
+
+def url_int(name: str, default: int) -> int:
+    try:
+        return int(st.query_params.get(name, default))
+    except ValueError:
+        return default
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -398,7 +464,7 @@ def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
         st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
                 "in this page's address, so bookmark or share it.")
         return
-    papers = [engine.paper(pid) for pid in listed]
+    papers = [engine.papers[r] for r in ordered([engine.row(pid) for pid in listed], engine.papers, flt["sort"])]
     labels = engine.topic_labels(papers)
     cols = st.columns(len(FORMATS))
     for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
@@ -417,8 +483,48 @@ def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
               if len(listed) > 1 else "")
 
 
+def stats_table(engine: Engine, rows) -> str:
+    """A Markdown table of group summaries (screen readers read it; the chart shows the same), the
+    best-rated paper of each as a link to it."""
+    def fmt(v: float | None) -> str:
+        return f"{v:.2f}" if v is not None else "–"
+
+    out = ["| | papers | orals | mean rating | median | middle half | best rated |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        best = ""
+        if r.best:
+            top = engine.paper(r.best[0])
+            best = f"[{plain_markdown(top.title[:70])}](?paper={r.best[0]}) ({top.avg_rating:.2f})"
+        name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
+        out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | "
+                   f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
+    return "\n".join(out)
+
+
+def stats_view(engine: Engine) -> None:
+    from search.cli import stats_groups
+    from search.stats import box_figure
+
+    groups = dict(stats_groups(engine))
+    whole = groups["all"][0]
+    st.subheader("The conference at a glance")
+    st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({whole.oral_share:.0%}); {whole.rated:,} with "
+               f"public reviews, mean rating {whole.mean:.2f} (median {whole.median:.2f}). Each box spans the "
+               "middle half of its papers' mean ratings, the line inside is the median.")
+    st.markdown("#### By primary area")
+    st.plotly_chart(box_figure(groups["area"], "primary area"), width="stretch", config={"displayModeBar": False},
+                    key="stats-areas")
+    st.markdown(stats_table(engine, groups["area"]))
+    if "topic" in groups:
+        st.markdown("#### By topic")
+        st.plotly_chart(box_figure(groups["topic"], "topic"), width="stretch", config={"displayModeBar": False},
+                        key="stats-topics")
+        st.markdown(stats_table(engine, groups["topic"]))
+
+
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
-    cols = st.columns(3)
+    cols = st.columns(4 if engine.has_ratings else 3)
     cols[0].button("Search", icon=":material/search:", key="nav-search", on_click=go, width="stretch",
                    type="primary" if view == "search" else "secondary")
     if engine.map_xy is not None:
@@ -427,9 +533,13 @@ def nav(engine: Engine, view: str, listed: list[str]) -> None:
                        width="stretch", type="primary" if view == "map" else "secondary")
     cols[2].button(f"Reading list ({len(listed)})", icon=":material/bookmarks:", key="nav-list", on_click=go, kwargs={"view": "list"},
                    width="stretch", type="primary" if view == "list" else "secondary")
+    if engine.has_ratings:
+        cols[3].button("Statistics", icon=":material/bar_chart:", key="nav-stats", on_click=go,
+                       kwargs={"view": "stats"}, width="stretch", type="primary" if view == "stats" else "secondary")
 
 
-def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str], author: str) -> None:
+def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str], author: str, sort: str,
+            min_rating: float | None) -> None:
     with st.sidebar:
         st.radio("Ranking", MODES, index=MODES.index(mode), key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
@@ -444,6 +554,14 @@ def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[st
             st.text_input("Author", value=author, key="author_w", on_change=set_param, args=("author", "author_w"),
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
+        if engine.has_ratings:
+            st.selectbox("Sort by", SORTS, index=SORTS.index(sort), key="sort_w", on_change=set_param,
+                         args=("sort", "sort_w"), format_func=SORT_LABELS.get,
+                         help="Rating and oral re-order the 30 papers most relevant to a query (or the "
+                              "whole list of a topic or reading list); they never fetch other papers.")
+            st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=min_rating,
+                            key="min_rating_w", on_change=set_param, args=("min_rating", "min_rating_w"),
+                            placeholder="any", help="only reviewed papers whose mean rating is at least this")
         st.selectbox("Results", K_CHOICES, index=K_CHOICES.index(k), key="k_w", on_change=set_param,
                      args=("k", "k_w"))
         m = engine.manifest
@@ -453,19 +571,24 @@ def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[st
 def main() -> None:
     st.title("Paper search")
     engine = engine_or_stop()
-    k = top_k()
-    mode = st.query_params.get("mode", DEFAULT_MODE)
-    mode = mode if mode in MODES else DEFAULT_MODE
+    ignored: list[str] = []
+    k = url_setting("k", 10, one_of(K_CHOICES), ", ".join(map(str, K_CHOICES)), ignored)
+    mode = url_setting("mode", DEFAULT_MODE, one_of(MODES), ", ".join(MODES), ignored)
+    sort = url_setting("sort", "relevance", one_of(SORTS), ", ".join(SORTS), ignored)
+    min_rating = url_setting("min_rating", None, rating, "a rating from 0 to 10", ignored)
+    if ignored:
+        st.warning("Ignored in the address: " + plain_markdown("; ".join(ignored)) + ". The defaults apply.")
     areas = [a for a in st.query_params.get_all("area") if a in engine.areas]
     venues = [v for v in st.query_params.get_all("venue") if v in engine.venues]
     author = st.query_params.get("author", "").strip()[:200]
-    sidebar(engine, k, mode, areas, venues, author)
-    flt = {"areas": areas, "venues": venues, "authors": [author] if author else []}
+    sidebar(engine, k, mode, areas, venues, author, sort, min_rating)
+    flt = {"areas": areas, "venues": venues, "authors": [author] if author else [], "min_rating": min_rating,
+           "sort": sort}
     listed = reading_list(engine)
     pid, topic = st.query_params.get("paper"), st.query_params.get("topic")
     view = st.query_params.get("view", "")
     query = st.query_params.get("q", "")
-    nav(engine, view if view in ("map", "list") else "search", listed)
+    nav(engine, view if view in ("map", "list", "stats") else "search", listed)
     if pid is not None:
         paper_view(engine, pid, k, flt, listed)
     elif topic is not None:
@@ -474,6 +597,8 @@ def main() -> None:
         map_view(engine, query, k, mode, flt, listed)
     elif view == "list":
         list_view(engine, k, flt, listed)
+    elif view == "stats":
+        stats_view(engine)
     else:
         search_view(engine, query, k, mode, flt, listed)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from .corpus import CorpusError
 from .fetch import API_URL, DEFAULT_VENUE, FetchError, call, default_out, fetch_venue, make_client, write_jsonl
 from .export import FORMATS, export
-from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
+from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
 from .index import BuildBusy, IndexLoadError, IndexSpecError
 
 EXPECTED_ERRORS = (CorpusError, FetchError, IndexLoadError, IndexSpecError, BuildBusy, UnknownPaper, FileNotFoundError)
@@ -70,10 +70,13 @@ def _table(header: str, result: Result) -> str:
         out.append(f"  ({result.message})")
     for h in result.hits:
         mark = "*" if h.paper.title_derived else " "
-        title = textwrap.shorten(h.paper.title, max(20, width - 32), placeholder="…")
-        out.append(f"{h.rank:>3}. {h.score:6.3f} {h.paper.id:<12} {mark}{title}")
+        title = textwrap.shorten(h.paper.title, max(20, width - 38), placeholder="…")
+        rating = f"{h.paper.avg_rating:5.2f}" if h.paper.avg_rating is not None else "    -"
+        out.append(f"{h.rank:>3}. {h.score:6.3f} {rating} {h.paper.id:<12} {mark}{title}")
     if any(h.paper.title_derived for h in result.hits):
         out.append("  * title derived from the abstract")
+    if result.hits:
+        out.append("  columns: rank, cosine similarity, mean review rating (- none), id, title")
     return "\n".join(out)
 
 
@@ -98,7 +101,8 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
     if not any(q.strip() for q in queries):
         raise UsageError("empty query: give TEXT or --file FILE")
     _check_filters(engine, args)
-    _emit((("query", q, engine.search(q, args.k, args.mode, args.area, args.venue, authors=args.author))
+    _emit((("query", q, engine.search(q, args.k, args.mode, args.area, args.venue, authors=args.author,
+                                                      min_rating=args.min_rating, sort=args.sort))
            for q in queries), args.json)
     return 0
 
@@ -119,7 +123,8 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
     for ids in requests:
         try:
             _emit([("paper", " ".join(ids), engine.similar(ids, args.k, args.area, args.venue,
-                                                           authors=args.author))], args.json)
+                                                           authors=args.author, min_rating=args.min_rating,
+                                                           sort=args.sort))], args.json)
         except UnknownPaper as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
@@ -165,6 +170,32 @@ def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def stats_groups(engine: Engine) -> list[tuple[str, list]]:
+    """("all" | "area" | "topic", summaries): what `stats` and the page's statistics view show."""
+    from . import stats
+
+    groups = [("all", [stats.summarise("all papers", engine.papers)]),
+              ("area", stats.by(engine.papers, lambda p: p.primary_area))]
+    if engine.topics:
+        topics = stats.by(engine.papers, lambda p: "" if p.topic is None else str(p.topic))
+        for t in topics:  # grouped by id: two topics may share a label
+            t.id, t.name = int(t.name), engine.topics[int(t.name)].label
+        groups.append(("topic", topics))
+    return groups
+
+
+def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
+    from .stats import table
+
+    for group, rows in stats_groups(engine):
+        if args.json:
+            for r in rows:
+                print(json.dumps({"group": group, **r.to_dict()}, ensure_ascii=False))
+        else:
+            print(table(rows, {"all": "", "area": "primary area", "topic": "topic"}[group]) + "\n")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m search", description="Search paper abstracts by meaning.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -174,6 +205,11 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--area", action="append", default=[], help="only this primary area (repeatable)")
         p.add_argument("--venue", action="append", default=[],
                        help="only this venue, e.g. 'ICLR 2026 Oral' (repeatable)")
+        p.add_argument("--sort", choices=SORTS, default="relevance",
+                       help="relevance (default); rating (mean review rating, best first) or oral (orals "
+                            "first, then rating): either re-orders the 30 most relevant papers")
+        p.add_argument("--min-rating", type=float, default=None, metavar="X",
+                       help="only papers whose reviews' mean rating is at least X")
         p.add_argument("--author", action="append", default=[],
                        help="only papers with an author whose name contains this, e.g. 'LeCun' (repeatable)")
         p.add_argument("--index", type=Path, default=None,
@@ -196,7 +232,8 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--index", type=Path, default=None,
                    help="index directory (default: $SEARCH_INDEX, else index/)")
     for name, helptext in (("topics", "the topics with their labels and sizes"),
-                           ("map", "the 2D map: id, x, y and topic of every paper")):
+                           ("map", "the 2D map: id, x, y and topic of every paper"),
+                           ("stats", "papers, orals and review ratings per primary area and per topic")):
         t = sub.add_parser(name, help=helptext)
         t.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
@@ -261,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_fetch(args)
     if getattr(args, "k", 1) < 1:
         raise UsageError("-k must be at least 1")
+    if getattr(args, "min_rating", None) is not None and not 0 <= args.min_rating <= 10:
+        raise UsageError("--min-rating must be a rating from 0 to 10")
     engine = open_engine(args.index or default_index())
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
-                "map": cmd_map}
+                "map": cmd_map, "stats": cmd_stats}
     return commands[args.command](engine, args)

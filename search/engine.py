@@ -38,6 +38,8 @@ NO_MULTILINGUAL = ("This query looks like another language ({language}), and thi
                    "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "
                    "`python index_build.py` (the multilingual space is on by default) to search across "
                    "languages, or ask in English.")
+SORTS = ("relevance", "rating", "oral")  # relevance; mean review rating; orals first, then rating
+SORT_POOL = 30            # a sorted list re-orders this many of the most relevant papers (or k if more)
 SVM_C = 0.01             # arxiv-sanity's setting for "papers like my library"
 
 
@@ -81,6 +83,22 @@ def fold(name: str) -> str:
     """A name for matching: lower case, accents dropped ("Müller" -> "muller")."""
     decomposed = unicodedata.normalize("NFKD", name.casefold())
     return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+
+
+def sort_key(paper: Paper, sort: str) -> tuple:
+    """Best first under a sort other than relevance; papers without reviews go last."""
+    rating = -paper.avg_rating if paper.avg_rating is not None else float("inf")
+    if sort == "oral":
+        return (0 if "oral" in paper.venue.lower().split() else 1, rating)
+    return (rating,)
+
+
+def ordered(rows: Iterable[int], papers: list[Paper], sort: str) -> list[int]:
+    """Rows re-ordered by `sort` (a stable sort: equal keys keep their relevance order)."""
+    if sort not in SORTS:
+        raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join(SORTS)}")
+    rows = [int(r) for r in rows]
+    return rows if sort == "relevance" else sorted(rows, key=lambda r: sort_key(papers[r], sort))
 
 
 def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
@@ -133,6 +151,10 @@ class Engine:
         self._area = np.array([p.primary_area for p in self.papers], dtype=object)
         self._venue = np.array([p.venue for p in self.papers], dtype=object)
         self._authors = ["\n".join(fold(a) for a in p.authors) for p in self.papers]
+        self._rating = np.array([np.nan if p.avg_rating is None else p.avg_rating for p in self.papers], float)
+        self.has_ratings = bool(np.isfinite(self._rating).any())
+        rated = self._rating[np.isfinite(self._rating)]
+        self.rating_summary = (f"mean {rated.mean():.2f}, median {np.median(rated):.2f}" if len(rated) else "")
         self.has_authors = any(self._authors)
         self._cache: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         self._cache_size = query_cache
@@ -161,11 +183,12 @@ class Engine:
         return {p.id: self.topic_label(p) for p in papers}
 
     def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = (),
-                     authors: Iterable[str] = ()) -> list[Paper]:
-        """A topic's papers under the filters, closest to its centre first."""
-        mask = self.mask(areas, venues, authors)
+                     authors: Iterable[str] = (), min_rating: float | None = None,
+                     sort: str = "relevance") -> list[Paper]:
+        """A topic's papers under the filters, closest to its centre first (or by `sort`)."""
+        mask = self.mask(areas, venues, authors, min_rating)
         rows = [self._row[pid] for pid in self.topics[tid].papers]
-        return [self.papers[r] for r in rows if mask is None or mask[r]]
+        return [self.papers[r] for r in ordered((r for r in rows if mask is None or mask[r]), self.papers, sort)]
 
     def split_ids(self, ids: Iterable[str]) -> tuple[list[str], list[str]]:
         """Known ids (once each, in order, as the paper's main id) and unknown ones."""
@@ -250,15 +273,16 @@ class Engine:
         """Forget cached query vectors (for timing runs that must encode every query)."""
         self._cache.clear()
 
-    def mask(self, areas: Iterable[str] = (), venues: Iterable[str] = (),
-             authors: Iterable[str] = ()) -> np.ndarray | None:
+    def mask(self, areas: Iterable[str] = (), venues: Iterable[str] = (), authors: Iterable[str] = (),
+             min_rating: float | None = None) -> np.ndarray | None:
         """Rows allowed by the filters, or None when nothing is filtered.
 
         An author filter keeps papers with an author whose name contains any of the given names
-        (case and accents ignored: "lecun" finds "Yann LeCun")."""
+        (case and accents ignored: "lecun" finds "Yann LeCun"); a minimum rating keeps reviewed
+        papers whose mean rating is at least that."""
         areas, venues = list(areas), list(venues)
         names = [n for n in (fold(a) for a in authors) if n]
-        if not areas and not venues and not names:
+        if not areas and not venues and not names and min_rating is None:
             return None
         m = np.ones(len(self.papers), dtype=bool)
         if areas:
@@ -267,6 +291,8 @@ class Engine:
             m &= np.isin(self._venue, venues)
         if names:
             m &= np.fromiter((any(n in a for n in names) for a in self._authors), bool, len(self.papers))
+        if min_rating is not None:
+            m &= self._rating >= float(min_rating)  # NaN (no reviews) compares False
         return m
 
     # ------------------------------------------------------------ rankers
@@ -316,18 +342,23 @@ class Engine:
     # ------------------------------------------------------------ queries
 
     def search(self, query: str, k: int = 10, mode: str = DEFAULT_MODE, areas: Iterable[str] = (),
-               venues: Iterable[str] = (), evidence: bool = True, authors: Iterable[str] = ()) -> Result:
-        """The k papers that answer the query best under the mode and filters."""
+               venues: Iterable[str] = (), evidence: bool = True, authors: Iterable[str] = (),
+               min_rating: float | None = None, sort: str = "relevance") -> Result:
+        """The k papers that answer the query best under the mode and filters.
+
+        A sort other than relevance re-orders the query's SORT_POOL most relevant papers, so it
+        ranks what answers the query, not the whole conference."""
         query = (query or "").strip()
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         if not query:
             return Result(message="Type a question or a topic to search.", mode=mode)
-        mask = self.mask(areas, venues, authors)
+        mask = self.mask(areas, venues, authors, min_rating)
         if not self.papers or (mask is not None and not mask.any()):
             return Result(message="No paper matches these filters.", mode=mode)
         k = max(1, min(int(k), len(self.papers)))
-        pool = max(POOL, k)
+        n = k if sort == "relevance" else max(k, SORT_POOL)  # the candidates a sort re-orders
+        pool = max(POOL, n)
         language = detect_language(query[:2000])
         notice = NO_MULTILINGUAL.format(language=language) if language != "en" and not self.multilingual else ""
         if notice and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
@@ -345,7 +376,7 @@ class Engine:
             return self._dense_rank(vec, n, mask) if ml_scores is None else top_rows(ml_scores, n)
 
         if mode == "semantic":
-            rows = dense(k)
+            rows = dense(n)
         else:
             lex_scores = self.lexical.scores(query[:MAX_QUERY_CHARS])
             lex_rows = self._lexical_rank(lex_scores, pool, mask)
@@ -353,7 +384,7 @@ class Engine:
                 rows = lex_rows
             else:
                 rows = self._fuse(dense(pool), lex_rows, lex_scores, vec, ml_scores)
-        rows = np.asarray(rows[:k], dtype=np.int64)
+        rows = np.asarray(ordered(rows[:n], self.papers, sort)[:k], dtype=np.int64)
         if ml_scores is None:
             cosines = self.vectors[rows] @ vec.ravel() if len(rows) else np.zeros(0)
         else:
@@ -378,7 +409,8 @@ class Engine:
                             lambda: (self.multilingual["encoder"].encode([query]), False))[0]
 
     def similar(self, ids: list[str], k: int = 10, areas: Iterable[str] = (), venues: Iterable[str] = (),
-                mode: str = "hybrid", authors: Iterable[str] = ()) -> Result:
+                mode: str = "hybrid", authors: Iterable[str] = (), min_rating: float | None = None,
+                sort: str = "relevance") -> Result:
         """The papers nearest to the given ones together, never one of them.
 
         Several ids rank by a per-list SVM (mode "svm"). For one paper, hybrid (the default, measured best for same-area neighbours) fuses the vector ranking with
@@ -392,39 +424,44 @@ class Engine:
         mode = "svm" if len(rows) > 1 else mode
         vec = self.vectors[rows].mean(axis=0, keepdims=True)
         vec = (vec / max(float(np.linalg.norm(vec)), 1e-12)).astype(np.float32)
-        mask = self.mask(areas, venues, authors)
+        mask = self.mask(areas, venues, authors, min_rating)
         mask = np.ones(len(self.papers), dtype=bool) if mask is None else mask.copy()
         mask[rows] = False
         if not mask.any():
             return Result(message="No other paper matches these filters.", mode=mode)
         k = max(1, min(int(k), int(mask.sum())))
+        n = k if sort == "relevance" else max(k, SORT_POOL)
         if mode == "svm":
-            found = top_rows(np.where(mask, self._svm_scores(rows), -np.inf), k).tolist()
+            found = top_rows(np.where(mask, self._svm_scores(rows), -np.inf), n).tolist()
         elif mode == "hybrid":
-            dense_rows = self._dense_rank(vec, max(POOL, k), mask)
+            dense_rows = self._dense_rank(vec, max(POOL, n), mask)
             lex = self.lexical.scores(" ".join(self.papers[r].text for r in rows))
-            fused = rrf([dense_rows, self._lexical_rank(lex, max(POOL, k), mask)])
-            found = sorted(fused, key=lambda r: -fused[r])[:k]
+            fused = rrf([dense_rows, self._lexical_rank(lex, max(POOL, n), mask)])
+            found = sorted(fused, key=lambda r: -fused[r])[:n]
         else:
-            found = self._dense_rank(vec, k, mask).tolist()
+            found = self._dense_rank(vec, n, mask).tolist()
+        found = ordered(found, self.papers, sort)[:k]
         cosines = self.vectors[found] @ vec.ravel()
         hits = [Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))]
         return Result(hits, mode=mode)
 
     def like_texts(self, texts: list[str], k: int = 10, areas: Iterable[str] = (),
-                   venues: Iterable[str] = (), authors: Iterable[str] = ()) -> Result:
+                   venues: Iterable[str] = (), authors: Iterable[str] = (), min_rating: float | None = None,
+                   sort: str = "relevance") -> Result:
         """Papers like some texts (uploaded abstracts or titles): the same per-list SVM, texts as positives."""
         texts = [t.strip()[:MAX_QUERY_CHARS] for t in texts if t and t.strip()]
         if not texts:
             return Result(message="No text to compare with.", mode="svm")
-        mask = self.mask(areas, venues, authors)
+        mask = self.mask(areas, venues, authors, min_rating)
         if not self.papers or (mask is not None and not mask.any()):
             return Result(message="No paper matches these filters.", mode="svm")
         extra = self.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
                                   show_progress_bar=False).astype(np.float32)
         scores = self._svm_scores([], extra)
         k = max(1, min(int(k), len(self.papers)))
-        found = top_rows(scores if mask is None else np.where(mask, scores, -np.inf), k).tolist()
+        n = k if sort == "relevance" else max(k, SORT_POOL)
+        found = top_rows(scores if mask is None else np.where(mask, scores, -np.inf), n).tolist()
+        found = ordered(found, self.papers, sort)[:k]
         centre = extra.mean(axis=0)
         centre /= max(float(np.linalg.norm(centre)), 1e-12)
         cosines = self.vectors[found] @ centre

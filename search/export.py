@@ -52,6 +52,10 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
             fields.append(("url", p.url.replace("{", "").replace("}", "")))
         if p.keywords:
             fields.append(("keywords", latex_escape(", ".join(p.keywords))))
+        if p.avg_rating is not None:  # non-standard fields: BibTeX ignores them, reference managers keep them
+            fields += [("rating", f"{p.avg_rating:g}"), ("reviews", str(p.n_ratings or ""))]
+            if p.avg_confidence is not None:
+                fields.append(("confidence", f"{p.avg_confidence:g}"))
         if p.title_derived:
             fields.append(("note", "Title derived from the abstract by paper search; the source gives none"))
         entries.append(bib.Entry("inproceedings", key, [bib.Field(k, v) for k, v in fields]))
@@ -75,7 +79,7 @@ def to_md(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
     for p in papers:
         title = plain_markdown(p.title) + (" *(title derived from the abstract)*" if p.title_derived else "")
         link = f"[{title}](<{p.url}>)" if p.url.startswith(("https://", "http://")) else title
-        meta = [m for m in ((topics or {}).get(p.id, ""), p.primary_area, p.venue) if m]
+        meta = [m for m in ((topics or {}).get(p.id, ""), p.primary_area, p.venue, review_line(p)) if m]
         lines.append(f"- {link}" + (f" — {plain_markdown(' · '.join(meta))}" if meta else "")
                      + f" (`{p.id}`)")
         if p.authors:
@@ -88,6 +92,18 @@ def author_line(authors: list[str], limit: int = 6) -> str:
     if len(authors) > limit:
         return ", ".join(authors[:limit]) + f" and {len(authors) - limit} more"
     return authors[0] if len(authors) == 1 else ", ".join(authors[:-1]) + " and " + authors[-1]
+
+
+def review_line(p: Paper) -> str:
+    """"rating 6.50 · confidence 3.5 · 4 reviews", or "no reviews" for a paper without public scores."""
+    if p.avg_rating is None:
+        return "no reviews"
+    bits = [f"rating {p.avg_rating:.2f}"]
+    if p.avg_confidence is not None:
+        bits.append(f"confidence {p.avg_confidence:.2f}")
+    if p.n_ratings is not None:
+        bits.append(f"{p.n_ratings} review{'s' if p.n_ratings != 1 else ''}")
+    return " · ".join(bits)
 
 
 def export(papers: list[Paper], fmt: str, topics: dict[str, str] | None = None) -> str:

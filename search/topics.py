@@ -14,7 +14,13 @@ from .lexical import stem_of
 
 TOPICS = "topics.json"
 METHOD = ("k-means (k = sqrt(n), 4 inits, seed 0) on [MiniLM vector, LSA-100 of TF-IDF over unigrams and "
-          "bigrams of text + keywords]; c-TF-IDF labels from the same counts")
+          "bigrams of text + keywords]; c-TF-IDF labels from the same counts, words that name no field "
+          "passed over, no two labels of one word set")
+# Words a machine-learning venue's topics share so widely that a label of them says nothing ("language,
+# llms"); they stay among a topic's terms and enter its label only when nothing else is left.
+LABEL_GENERIC = frozenset("""
+language languages llm llms large neural network networks deep training trained models model learning
+""".split())
 LABEL_TERMS = 3
 TOP_TERMS = 10
 
@@ -144,15 +150,34 @@ def compute_topics(papers: list[Paper], vectors: np.ndarray, seed: int = 0) -> l
     terms = ctfidf_terms(counts, vocab, labels)
     sizes = {t: int((labels == t).sum()) for t in set(labels.tolist())}
     order = sorted(sizes, key=lambda t: (-sizes[t], t))
+    labels_of = distinct_labels([terms.get(t, []) for t in order])
     topics = []
     for new_id, t in enumerate(order):
         rows = np.flatnonzero(labels == t)
         centre = vectors[rows].mean(axis=0)
         rows = rows[np.argsort(-(vectors[rows] @ centre), kind="stable")]
-        top = terms.get(t, [])
-        topics.append(Topic(new_id, ", ".join(top[:LABEL_TERMS]) or f"topic {new_id}", top, len(rows),
+        topics.append(Topic(new_id, labels_of[new_id] or f"topic {new_id}", terms.get(t, []), len(rows),
                             [papers[r].id for r in rows]))
     return topics
+
+
+def distinct_labels(term_lists: list[list[str]], n: int = LABEL_TERMS) -> list[str]:
+    """A label per topic from its ranked terms: words that name no field ("language", "llms") are passed
+    over while others remain, and no label has the same words as an earlier one ("flow, matching" and
+    "matching, flow" are one label)."""
+    used: set[frozenset[str]] = set()
+    out = []
+    for terms in term_lists:
+        telling = [t for t in terms if not set(t.split()) <= LABEL_GENERIC]
+        ranked = telling + [t for t in terms if t not in telling]
+        label = ranked[:n]
+        for start in range(1, max(len(ranked) - n + 1, 1)):  # a repeat: slide to later terms
+            if frozenset(" ".join(label).split()) not in used:
+                break
+            label = ranked[:n - 1] + ranked[n - 1 + start:n + start]
+        used.add(frozenset(" ".join(label).split()))
+        out.append(", ".join(label))
+    return out
 
 
 def write_topics(path: Path, topics: list[Topic], method: str = METHOD) -> None:

@@ -331,3 +331,57 @@ def test_seed_page_offers_the_conference_and_says_why_a_download_failed(index_co
     at.run()
     assert "The download stopped: cannot reach OpenReview" in at.error[0].value
     assert "66 papers" in at.sidebar.caption[0].value  # the seeds are still served
+
+
+@pytest.fixture
+def conference_app(iclr_index, monkeypatch):
+    monkeypatch.setenv("SEARCH_INDEX", str(iclr_index))
+    return AppTest.from_file(APP, default_timeout=120)
+
+
+def test_cards_show_review_scores_and_the_list_sorts_by_them(conference_app):
+    at = conference_app
+    at.query_params["q"] = "graph neural networks"
+    at.query_params["sort"] = "rating"
+    at.query_params["min_rating"] = "5.5"
+    at.run()
+    assert not at.exception and not at.error
+    shown = cards(at, "q")
+    metas = [next(line for line in c["small"].splitlines() if line.startswith("rating ")) for c in shown]
+    ratings = [float(m.split()[1]) for m in metas]
+    assert shown and ratings == sorted(ratings, reverse=True) and min(ratings) >= 5.5
+    assert all("review" in m for m in metas)
+    assert at.selectbox(key="sort_w").value == "rating" and at.number_input(key="min_rating_w").value == 5.5
+
+
+def test_stats_view_draws_charts_with_tables_beside_them(conference_app, iclr_engine):
+    at = conference_app
+    at.query_params["view"] = "stats"
+    at.run()
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 2
+    tables = [m.value for m in at.markdown if m.value.startswith("| | papers")]
+    assert len(tables) == 2
+    assert tables[0].count("\n") == len(iclr_engine.areas) + 1 and "(?paper=" in tables[0]
+    assert tables[1].count("(?topic=") == len(iclr_engine.topics)
+
+
+def test_bad_settings_in_the_address_are_named_not_silently_dropped(conference_app):
+    at = conference_app
+    for key, value in (("q", "graph neural networks"), ("k", "7"), ("mode", "fast"), ("sort", "stars"),
+                       ("min_rating", "eleven")):
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    notice = at.warning[0].value
+    assert all(bit in notice for bit in ("k\\=7", "mode\\=fast", "sort\\=stars", "min\\_rating\\=eleven"))
+    assert len(cards(at, "q")) == 10  # the defaults apply
+
+
+def test_a_paste_longer_than_the_limit_is_cut_and_said_so(app):
+    app.run()
+    app.text_area(key="query_box").input("optical flow " * 3000)
+    app.button[[b.label for b in app.button].index("Find papers")].click().run()
+    assert not app.exception
+    assert any("first 20,000" in w.value for w in app.warning)
+    assert len(app.query_params["q"][0] if isinstance(app.query_params["q"], list) else app.query_params["q"]) == 20_000

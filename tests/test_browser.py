@@ -175,3 +175,42 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(hostile_server, page, vi
         assert "<script>alert(1)</script>" in body or "<script>alert('title')</script>" in body
     assert_inert(page)
     no_error_on(page)
+
+
+@pytest.fixture(scope="module")
+def conference_server(iclr_index):
+    with streamlit_server(ROOT, iclr_index) as url:
+        yield url
+
+
+def test_stats_view_draws_its_charts_and_links_to_papers(conference_server, page, iclr_engine):
+    page.goto(conference_server + "/?view=stats")
+    page.get_by_text("The conference at a glance").wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
+    # one box per primary area in the first chart, drawn as SVG paths
+    assert page.locator(".js-plotly-plot").first.locator("g.trace.boxes").count() == len(iclr_engine.areas)
+    href = page.locator("a[href^='?paper=']").first.get_attribute("href")
+    pid = href.split("=", 1)[1]
+    page.goto(conference_server + "/" + href)  # (Streamlit opens Markdown links in a new tab)
+    page.locator("h5").first.wait_for(timeout=30_000)
+    assert iclr_engine.paper(pid).title[:30] in page.locator("h5").first.inner_text()
+    no_error_on(page)
+
+
+def test_sorting_by_rating_in_the_url_and_from_the_sidebar(conference_server, page):
+    page.goto(conference_server + "/?q=graph+neural+networks&sort=rating")
+    page.wait_for_function("() => document.querySelectorAll('h5').length >= 10", timeout=60_000)
+
+    def ratings() -> list[float]:
+        texts = page.locator(".ps-small").all_inner_texts()
+        return [float(t.split("rating ", 1)[1].split()[0]) for t in texts if "rating " in t]
+
+    shown = ratings()
+    assert len(shown) == 10 and shown == sorted(shown, reverse=True)
+    # back to relevance from the sidebar: the URL follows and the order changes
+    page.get_by_role("combobox", name="Sort by").click()
+    page.get_by_role("option", name="relevance").click()
+    page.wait_for_function("() => !location.search.includes('sort=rating')", timeout=30_000)
+    page.wait_for_timeout(1500)
+    assert "sort=relevance" in page.url and ratings() != shown
+    no_error_on(page)

@@ -125,3 +125,22 @@ def test_bibtex_of_a_record_with_authors_has_them(authored_index, capsys):
     assert main(["export", "a1", "a2", "--index", str(authored_index)]) == 0
     entries = bibtexparser.parse_string(capsys.readouterr().out).entries
     assert [e.fields_dict["author"].value for e in entries] == ["Yann LeCun and Ada Lovelace", "Jürgen Müller"]
+
+
+def test_cli_sort_min_rating_and_stats_on_the_conference_slice(iclr_index, capsys):
+    from search.cli import main
+
+    assert main(["query", "graph neural networks", "--sort", "rating", "--min-rating", "6", "--json",
+                 "--index", str(iclr_index)]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    ratings = [h["avg_rating"] for h in hits]
+    assert hits and all(r >= 6 for r in ratings) and ratings == sorted(ratings, reverse=True)
+    assert all({"avg_rating", "avg_confidence", "n_ratings", "authors"} <= set(h) for h in hits)
+    assert main(["stats", "--json", "--index", str(iclr_index)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["group"] for r in rows} == {"all", "area", "topic"}
+    assert all({"papers", "orals", "oral_share", "mean", "median", "best"} <= set(r) for r in rows)
+    assert main(["stats", "--index", str(iclr_index)]) == 0
+    assert "primary area" in capsys.readouterr().out
+    r = run_py("-m", "search", "query", "x", "--min-rating", "12", "--index", str(iclr_index))
+    assert r.returncode == 2 and "--min-rating" in r.stderr and "Traceback" not in r.stderr

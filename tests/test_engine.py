@@ -74,3 +74,57 @@ def test_chinese_on_an_english_only_index_gets_a_notice_not_noise(engine):
 def test_k_larger_than_corpus_is_capped(engine):
     assert len(engine.search("learning", 500).hits) == 66
     assert len(engine.similar([engine.papers[0].id], 500).hits) == 65
+
+
+QUESTION = "how do language models handle long documents?"
+
+
+def test_sort_by_rating_reorders_the_relevant_candidates_only(iclr_engine):
+    from search.engine import SORT_POOL
+
+    relevant = [h.paper.id for h in iclr_engine.search(QUESTION, SORT_POOL).hits]
+    by_rating = iclr_engine.search(QUESTION, 10, sort="rating").hits
+    ratings = [h.paper.avg_rating if h.paper.avg_rating is not None else -1 for h in by_rating]
+    assert ratings == sorted(ratings, reverse=True) and len(by_rating) == 10
+    assert all(h.paper.id in relevant for h in by_rating)  # not the best-rated papers of the conference
+    best_anywhere = max(p.avg_rating for p in iclr_engine.papers if p.avg_rating is not None)
+    assert [h.rank for h in by_rating] == list(range(1, 11))
+    assert by_rating[0].paper.avg_rating <= best_anywhere
+
+
+def test_oral_first_then_rating(iclr_engine):
+    hits = iclr_engine.search("neural networks", 30, sort="oral").hits
+    orals = ["Oral" in h.paper.venue for h in hits]
+    assert orals == sorted(orals, reverse=True) and any(orals) and not all(orals)
+    ratings = [h.paper.avg_rating for h in hits if "Oral" in h.paper.venue]
+    assert ratings == sorted(ratings, reverse=True)
+
+
+def test_min_rating_filters_every_list(iclr_engine):
+    for hits in (iclr_engine.search(QUESTION, 10, min_rating=6).hits,
+                 iclr_engine.similar([iclr_engine.papers[0].id], 10, min_rating=6).hits):
+        assert hits and all(h.paper.avg_rating is not None and h.paper.avg_rating >= 6 for h in hits)
+    topic = next(iter(iclr_engine.topics))
+    papers = iclr_engine.topic_papers(topic, min_rating=6, sort="rating")
+    assert all(p.avg_rating >= 6 for p in papers)
+    assert [p.avg_rating for p in papers] == sorted((p.avg_rating for p in papers), reverse=True)
+    assert iclr_engine.search(QUESTION, 10, min_rating=10.5).message == "No paper matches these filters."
+    with pytest.raises(ValueError):
+        iclr_engine.search(QUESTION, 10, sort="citations")
+
+
+def test_stats_per_area_and_topic(iclr_engine):
+    from search.cli import stats_groups
+
+    groups = dict(stats_groups(iclr_engine))
+    whole = groups["all"][0]
+    assert whole.papers == len(iclr_engine.papers) and whole.rated == sum(
+        p.avg_rating is not None for p in iclr_engine.papers)
+    assert sum(g.papers for g in groups["area"]) == sum(bool(p.primary_area) for p in iclr_engine.papers)
+    assert sum(g.papers for g in groups["topic"]) == len(iclr_engine.papers)
+    for g in groups["area"] + groups["topic"]:
+        if g.rated:
+            assert g.q1 <= g.median <= g.q3 and min(g.ratings) <= g.mean <= max(g.ratings)
+            top = iclr_engine.paper(g.best[0])
+            assert top.avg_rating == max(g.ratings)
+    assert {g.id for g in groups["topic"]} == set(iclr_engine.topics)

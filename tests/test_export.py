@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_py
 from search.corpus import Paper
-from search.export import author_line, citation_key, export, latex_escape, to_bibtex, to_csv
+from search.export import author_line, citation_key, export, review_line, latex_escape, to_bibtex, to_csv
 
 HOSTILE = Paper(id="abc123", abstract=r"We get 50\% gains with $\textbf{C}$ on {braces} & co_op # \citep{x} }{",
                 text="", title="Braces {and} 100% LaTeX_risk", title_derived=True, sources=["seeds/a.txt"],
@@ -66,8 +66,20 @@ def test_markdown_links_and_marks_derived_titles():
     md = export([HOSTILE, PLAIN], "md")
     assert "(<https://openreview.net/forum?id=abc123>)" in md and "derived" in md and "`xyz789`" in md
     assert "\n  Ada Lovelace and Alan Turing\n" in md
+    assert "rating 6\\.50 · confidence 3\\.25 · 4 reviews" in md and "no reviews" in md.split("\n")[2]
     with pytest.raises(ValueError):
         export([PLAIN], "docx")
+
+
+def test_bibtex_carries_review_scores_where_there_are_some():
+    first, second = (e.fields_dict for e in bibtexparser.parse_string(to_bibtex([HOSTILE, PLAIN])).entries)
+    assert "rating" not in first and "reviews" not in first
+    assert (second["rating"].value, second["confidence"].value, second["reviews"].value) == ("6.5", "3.25", "4")
+
+
+def test_review_line():
+    assert review_line(PLAIN) == "rating 6.50 · confidence 3.25 · 4 reviews" and review_line(HOSTILE) == "no reviews"
+    assert review_line(Paper(**{**PLAIN.__dict__, "n_ratings": 1, "avg_confidence": None})) == "rating 6.50 · 1 review"
 
 
 def test_author_line_shortens_long_lists():

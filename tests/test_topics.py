@@ -78,3 +78,16 @@ def test_like_texts_finds_the_paper_a_text_comes_from(engine):
     result = engine.like_texts([target.abstract], k=3)
     assert result.mode == "svm" and result.hits[0].paper.id == target.id
     assert engine.like_texts(["  ", ""]).hits == []
+
+
+def test_labels_pass_over_words_that_name_no_field_and_never_repeat_a_word_set():
+    from search.topics import distinct_labels
+
+    labels = distinct_labels([["language", "llms", "steering", "activation"],
+                              ["flow", "matching", "generative"], ["matching", "flow", "generative", "transport"],
+                              ["language", "llms"]])
+    assert labels[0] == "steering, activation, language"
+    assert labels[1] == "flow, matching, generative" and labels[2] == "matching, flow, transport"
+    assert labels[3] == "language, llms"  # nothing else to say: better than no label
+    word_sets = [frozenset(" ".join(label.split(", ")).split()) for label in labels]
+    assert len(set(word_sets)) == len(word_sets)

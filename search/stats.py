@@ -1,0 +1,91 @@
+"""The conference at a glance: per primary area and per topic, papers, orals and review ratings."""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+from .corpus import Paper
+
+
+@dataclass
+class GroupStats:
+    name: str
+    papers: int
+    orals: int
+    rated: int                       # papers with a mean rating
+    mean: float | None = None        # of the papers' mean ratings
+    median: float | None = None
+    q1: float | None = None
+    q3: float | None = None
+    best: list[str] = field(default_factory=list)   # ids, best-rated first
+    ratings: list[float] = field(default_factory=list)  # every rated paper's mean rating, for charts
+    id: int | None = None            # the topic's id, for a group that is a topic
+
+    @property
+    def oral_share(self) -> float:
+        return self.orals / self.papers if self.papers else 0.0
+
+    def to_dict(self, ratings: bool = False) -> dict:
+        d = asdict(self)
+        d["oral_share"] = round(self.oral_share, 4)
+        if not ratings:
+            d.pop("ratings")
+        return d
+
+
+def is_oral(p: Paper) -> bool:
+    return "oral" in p.venue.lower().split()
+
+
+def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
+    rated = sorted((p for p in papers if p.avg_rating is not None), key=lambda p: -p.avg_rating)
+    values = sorted(p.avg_rating for p in rated)
+    out = GroupStats(name, len(papers), sum(map(is_oral, papers)), len(rated),
+                     best=[p.id for p in rated[:best]], ratings=values)
+    if values:
+        out.mean, out.median = round(statistics.fmean(values), 3), round(statistics.median(values), 3)
+        if len(values) > 1:
+            q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+            out.q1, out.q3 = round(q1, 3), round(q3, 3)
+        else:
+            out.q1 = out.q3 = values[0]
+    return out
+
+
+def by(papers: Iterable[Paper], key: Callable[[Paper], str], best: int = 3) -> list[GroupStats]:
+    """One summary per value of key (papers without one left out), largest group first."""
+    groups: dict[str, list[Paper]] = {}
+    for p in papers:
+        name = key(p)
+        if name:
+            groups.setdefault(name, []).append(p)
+    return sorted((summarise(n, g, best) for n, g in groups.items()), key=lambda s: (-s.papers, s.name))
+
+
+def table(rows: list[GroupStats], title: str) -> str:
+    """A plain-text table for the terminal (and for anyone who cannot see the charts)."""
+    width = max([len(title)] + [len(r.name) for r in rows])
+    out = [f"{title:<{width}}  papers  orals  rated   mean  median  q1-q3"]
+    for r in rows:
+        spread = f"{r.q1:.2f}-{r.q3:.2f}" if r.q1 is not None else "-"
+        mean = f"{r.mean:.2f}" if r.mean is not None else "-"
+        median = f"{r.median:.2f}" if r.median is not None else "-"
+        out.append(f"{r.name:<{width}}  {r.papers:>6}  {r.oral_share:>5.0%}  {r.rated:>5}  {mean:>5}  "
+                   f"{median:>6}  {spread}")
+    return "\n".join(out)
+
+
+def box_figure(rows: list[GroupStats], axis: str):
+    """A horizontal plotly box per group of its papers' mean ratings, the largest group on top."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for r in reversed([r for r in rows if r.ratings]):
+        fig.add_trace(go.Box(x=r.ratings, name=r.name if len(r.name) <= 48 else r.name[:47] + "…",
+                             boxpoints=False, marker_color="#c2334d", line_width=1.2,
+                             hovertemplate=f"{r.name}<br>%{{x:.2f}}<extra></extra>"))
+    fig.update_layout(showlegend=False, height=max(260, 24 * len(rows) + 80),
+                      margin=dict(l=10, r=10, t=30, b=40), xaxis_title="mean review rating of a paper",
+                      yaxis_title=axis, template="plotly_white")
+    return fig
