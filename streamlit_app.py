@@ -421,12 +421,12 @@ def url_int(name: str, default: int) -> int:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]):
-    """The map's figure for a build, hits and list (thousands of points to lay out): a rerun reuses it."""
+def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str, focus: str | None):
+    """The map's figure for a build, hits, list, colouring and focus (thousands of points): a rerun reuses it."""
     from search.layout import map_figure
 
     engine = get_engine(build_path)
-    return map_figure(engine.papers, engine.map_xy, engine.topics, list(hits), list(listed))
+    return map_figure(engine.papers, engine.map_xy, engine.topics, list(hits), list(listed), colour, focus)
 
 
 def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
@@ -438,18 +438,47 @@ def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: l
     if result is not None and result.message:
         (st.warning if result.truncated else st.info)(result.message)
     hits = result.hits if result is not None else []
-    st.caption(f"{len(engine.papers):,} papers, coloured by topic. Hover for the title, click a point to open "
-               "the paper." + (f" The {len(hits)} hits of your query stand out." if hits else "")
-               + (" Stars: your reading list." if listed else ""))
-    map_chart(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed))
+    colour = "topic" if st.query_params.get("color") == "topic" else "area"
+    focus = st.query_params.get("focus")
+    focus = focus if focus and engine.paper(focus) is not None else None
+    left, right = st.columns([3, 1])
+    with right:
+        st.radio("Colour by", ("area", "topic"), index=0 if colour == "area" else 1, horizontal=True,
+                 key="colour_w", format_func={"area": "primary area", "topic": "topic"}.get,
+                 on_change=lambda: go(view="map", **({"q": query} if query else {}),
+                                      **({"color": "topic"} if st.session_state["colour_w"] == "topic" else {})))
+        labels = {f"{t.label} ({t.size})": t.id for t in sorted(engine.topics.values(), key=lambda t: t.label)}
+        st.selectbox("Find a topic", list(labels), index=None, placeholder="type to search the topics",
+                     key="topic_pick", on_change=lambda: go(topic=str(labels[st.session_state["topic_pick"]])))
+        if hits:
+            st.markdown(f"**Your query's {len(hits)} hits**, numbered on the map. Pick one to ring it:")
+            for h in hits:
+                st.button(f"{h.rank}. {h.paper.title[:80]}", key=f"hit-{h.paper.id}", width="stretch",
+                          type="primary" if h.paper.id == focus else "tertiary",
+                          on_click=go, kwargs=map_state(query, colour, h.paper.id))
+            if focus:
+                st.button("Open the ringed paper →", key="open-focus", on_click=go, kwargs={"paper": focus},
+                          type="primary")
+    with left:
+        st.caption(f"{len(engine.papers):,} papers, coloured by {'topic' if colour == 'topic' else 'primary area'}. "
+                   "Hover for the title, click a point to open the paper."
+                   + (f" Your query's {len(hits)} hits are the numbered red points." if hits else "")
+                   + (" Stars: your reading list." if listed else ""))
+        map_chart(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed), colour, focus)
+
+
+def map_state(query: str, colour: str, focus: str) -> dict:
+    return {"view": "map", **({"q": query} if query else {}), **({"color": "topic"} if colour == "topic" else {}),
+            "focus": focus}
 
 
 @st.fragment
-def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...]) -> None:
+def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str,
+              focus: str | None) -> None:
     """The map alone reruns on a click (a fragment); only a click on a paper reruns the whole page, once."""
     engine = get_engine(build_path)
-    event = st.plotly_chart(map_of(build_path, hits, listed), on_select="rerun", selection_mode="points",
-                            key="map", width="stretch", config={"displayModeBar": False})
+    event = st.plotly_chart(map_of(build_path, hits, listed, colour, focus), on_select="rerun",
+                            selection_mode="points", key="map", width="stretch", config={"displayModeBar": False})
     points = event.selection.points if event else []
     data = next((pt["customdata"] for pt in points if pt.get("customdata")), None)
     chosen = str(data[0] if isinstance(data, list) else data) if data else None

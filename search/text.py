@@ -307,14 +307,27 @@ def derive_title(abstract: str, max_words: int = 14) -> str:
     first = re.split(r"(?<=[.!?])\s+", plain, maxsplit=1)[0]
     clauses = [c for c in re.split(r"[,;:]\s|\s[-–—]+\s", first) if c.strip()]
     clause = next((c for c in clauses if len(c.split()) >= 4), first).strip()
-    return _shorten(clause[:1].upper() + clause[1:], max_words)
+    cut = clause.rstrip(".") != first.rstrip(".") and clause.split()[-1].lower() in _DANGLING
+    return _shorten(clause[:1].upper() + clause[1:], max_words, cut)
 
 
-def _shorten(text: str, max_words: int) -> str:
+# a cut title must not end on a word that needs the next one ("… in New York can")
+_DANGLING = frozenset("""a an the of to in on at by for from with into onto over under and or but nor as than
+that which who whom whose where when while if because so can could may might must shall should will would
+is are was were be been being has have had do does did not its their our his her this these those such
+very more most less least both either each every via using through without within between across""".split())
+
+
+def _shorten(text: str, max_words: int, cut: bool = False) -> str:
+    """At most max_words words; a text cut here (or `cut` already, a clause of a longer sentence) ends
+    on a word that can end a phrase, then "…"."""
     words = text.split()
-    if len(words) <= max_words:
+    if len(words) <= max_words and not cut:
         return text.strip().rstrip(".")
-    return " ".join(words[:max_words]).rstrip(",;:.") + " …"
+    words = words[:max_words]
+    while len(words) > 2 and words[-1].lower().strip(",;:.") in _DANGLING:
+        words.pop()
+    return " ".join(words).rstrip(",;:.") + " …"
 
 
 # ---------------------------------------------------------------- sentences

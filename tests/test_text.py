@@ -80,3 +80,13 @@ def test_marked_terms_are_bold_also_after_styled_math():
 
 def test_latex_control_space_shows_as_a_space():
     assert to_html(r"e.g., 90% coverage vs.\ 37% for bootstrap") == "e.g., 90% coverage vs. 37% for bootstrap"
+
+
+def test_derived_titles_end_on_a_whole_phrase():
+    ab = ("Someone who learns to walk shortest paths in New York can, upon receiving a map of Paris, immediately "
+          "apply the same rule to navigate. This ability is compositional generalization.")
+    assert derive_title(ab) == "Someone who learns to walk shortest paths in New York …"
+    long = "Model merging methods combine models with different capabilities into a single one while maintaining " \
+           "what each one knows about its own task."
+    title = derive_title(long)
+    assert title.endswith(" …") and title.split()[-2] not in {"while", "a", "the", "of", "with"}

@@ -91,3 +91,31 @@ def test_labels_pass_over_words_that_name_no_field_and_never_repeat_a_word_set()
     assert labels[3] == "language, llms"  # nothing else to say: better than no label
     word_sets = [frozenset(" ".join(label.split(", ")).split()) for label in labels]
     assert len(set(word_sets)) == len(word_sets)
+
+
+def test_map_labels_never_overlap_and_the_largest_topics_come_first():
+    from search.layout import label_positions
+
+    centres = [("large topic", 0.0, 0.0), ("near it", 0.05, 0.01), ("far away", 0.9, 0.9), ("below", 0.0, -0.2)]
+    placed = label_positions(centres, width=0.02, height=0.07)
+    assert [t for t, _, _ in placed] == ["large topic", "far away", "below"]
+    for i, (a, ax, ay) in enumerate(placed):
+        for b, bx, by in placed[i + 1:]:
+            assert abs(ax - bx) >= (len(a) + len(b)) * 0.01 or abs(ay - by) >= 0.07
+
+
+def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
+    from search.layout import map_figure
+
+    e = iclr_engine
+    hits = [h.paper.id for h in e.search("graph neural networks", 5).hits]
+    by_area = map_figure(e.papers, e.map_xy, e.topics, hits, [], "area", focus=hits[2])
+    areas = [t for t in by_area.data if t.mode == "markers" and t.showlegend is not False]
+    assert len(areas) == len({p.primary_area or "no primary area" for p in e.papers}) and by_area.layout.showlegend
+    assert sum(len(t.x) for t in areas) == len(e.papers)
+    numbered = next(t for t in by_area.data if t.name == "your query's hits")
+    assert list(numbered.text) == ["1", "2", "3", "4", "5"] and list(numbered.customdata) == hits
+    assert list(next(t for t in by_area.data if t.name == "the paper you picked").customdata) == [hits[2]]
+    by_topic = map_figure(e.papers, e.map_xy, e.topics, [], [], "topic")
+    assert not by_topic.layout.showlegend
+    assert len([t for t in by_topic.data if t.mode == "markers"]) == len({p.topic for p in e.papers})
