@@ -632,4 +632,7 @@ def main() -> None:
         search_view(engine, query, k, mode, flt, listed)
 
 
-main()
+# Streamlit runs this file as __main__. A multiprocessing worker started later in the same process
+# (the build's embedding pool) would run it again as __mp_main__, and must not start the page there.
+if __name__ == "__main__":
+    main()
