@@ -292,6 +292,7 @@ def derive_title(abstract: str, max_words: int = 14) -> str:
                     if tail:
                         desc = re.split(r"\s(?:that|which|to|where|whose)\s", tail.group(1))[0]
                 desc = re.sub(r"^(?:a|an|the|novel|new)\s+", "", desc.strip(" ,"), flags=re.I)
+                desc = " ".join(_whole_phrase(desc.split()))
                 desc = _shorten(desc, max_words - 1)
                 return f"{tok}: {desc[0].upper() + desc[1:]}" if len(desc.split()) > 1 else tok
     # "... by Dropping the Positional Embeddings after training (DroPE)": a coined name in parentheses
@@ -315,7 +316,8 @@ def derive_title(abstract: str, max_words: int = 14) -> str:
 _DANGLING = frozenset("""a an the of to in on at by for from with into onto over under and or but nor as than
 that which who whom whose where when while if because so can could may might must shall should will would
 is are was were be been being has have had do does did not its their our his her this these those such
-very more most less least both either each every via using through without within between across""".split())
+very more most less least both either each every via using through without within between across
+designed used based aimed intended built developed proposed tailored able""".split())
 
 
 def _shorten(text: str, max_words: int, cut: bool = False) -> str:
@@ -324,10 +326,15 @@ def _shorten(text: str, max_words: int, cut: bool = False) -> str:
     words = text.split()
     if len(words) <= max_words and not cut:
         return text.strip().rstrip(".")
-    words = words[:max_words]
+    return " ".join(_whole_phrase(words[:max_words])).rstrip(",;:.") + " …"
+
+
+def _whole_phrase(words: list[str]) -> list[str]:
+    """The words without those at the end that need a next one ("framework designed", "in New York can")."""
+    words = list(words)
     while len(words) > 2 and words[-1].lower().strip(",;:.") in _DANGLING:
         words.pop()
-    return " ".join(words).rstrip(",;:.") + " …"
+    return words
 
 
 # ---------------------------------------------------------------- sentences
