@@ -396,9 +396,13 @@ def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
     if engine.has_ratings:
         own = summarise(topic.label, [engine.paper(pid) for pid in topic.papers])
         if own.rated:
+            from search.stats import histogram_figure
+
             st.caption(f"{own.orals} orals ({own.oral_share:.0%}) · {own.rated} with reviews · mean rating "
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
                        f"(the conference: {engine.rating_summary})")
+            st.plotly_chart(histogram_figure(own.ratings, topic.label), width="stretch", key="topic-hist",
+                            config={"displayModeBar": False})
     pages = max(1, -(-len(papers) // TOPIC_PAGE))
     page = min(max(url_int("page", 1), 1), pages)
     shown = papers[(page - 1) * TOPIC_PAGE:page * TOPIC_PAGE]
@@ -518,17 +522,21 @@ def stats_table(engine: Engine, rows) -> str:
     def fmt(v: float | None) -> str:
         return f"{v:.2f}" if v is not None else "–"
 
-    out = ["| | papers | orals | mean rating | median | middle half | best rated |",
+    out = ["| | papers | orals | mean rating | median | middle half | best rated (mean rating) |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
         best = ""
         if r.best:
-            top = engine.paper(r.best[0])
-            best = f"[{plain_markdown(top.title[:70])}](?paper={r.best[0]}) ({top.avg_rating:.2f})"
+            best = "; ".join(f"[{plain_markdown(short(p.title, 48))}](?paper={p.id}) ({p.avg_rating:.2f})"
+                             for p in map(engine.paper, r.best))
         name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
         out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | "
                    f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
     return "\n".join(out)
+
+
+def short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
 
 
 def stats_view(engine: Engine) -> None:

@@ -89,3 +89,14 @@ def box_figure(rows: list[GroupStats], axis: str):
                       margin=dict(l=10, r=10, t=30, b=40), xaxis_title="mean review rating of a paper",
                       yaxis_title=axis, template="plotly_white")
     return fig
+
+
+def histogram_figure(ratings: list[float], name: str):
+    """One group's mean ratings as a histogram in half-point bins (a topic's page)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Histogram(x=ratings, xbins={"size": 0.5}, marker_color="#c2334d",
+                                 hovertemplate="rating %{x}: %{y} papers<extra></extra>", name=name))
+    fig.update_layout(height=220, margin=dict(l=10, r=10, t=10, b=40), bargap=0.05, template="plotly_white",
+                      xaxis_title="mean review rating of a paper", yaxis_title="papers")
+    return fig
