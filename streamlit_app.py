@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import gc
 import os
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -540,10 +539,9 @@ def short(text: str, n: int) -> str:
 
 
 def stats_view(engine: Engine) -> None:
-    from search.cli import stats_groups
-    from search.stats import box_figure
+    from search.stats import box_figure, groups as stats_groups
 
-    groups = dict(stats_groups(engine))
+    groups = dict(stats_groups(engine.papers, engine.topics))
     whole = groups["all"][0]
     st.subheader("The conference at a glance")
     st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({whole.oral_share:.0%}); {whole.rated:,} with "

@@ -170,24 +170,10 @@ def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def stats_groups(engine: Engine) -> list[tuple[str, list]]:
-    """("all" | "area" | "topic", summaries): what `stats` and the page's statistics view show."""
-    from . import stats
-
-    groups = [("all", [stats.summarise("all papers", engine.papers)]),
-              ("area", stats.by(engine.papers, lambda p: p.primary_area))]
-    if engine.topics:
-        topics = stats.by(engine.papers, lambda p: "" if p.topic is None else str(p.topic))
-        for t in topics:  # grouped by id: two topics may share a label
-            t.id, t.name = int(t.name), engine.topics[int(t.name)].label
-        groups.append(("topic", topics))
-    return groups
-
-
 def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
-    from .stats import table
+    from .stats import groups, table
 
-    for group, rows in stats_groups(engine):
+    for group, rows in groups(engine.papers, engine.topics):
         if args.json:
             for r in rows:
                 print(json.dumps({"group": group, **r.to_dict()}, ensure_ascii=False))

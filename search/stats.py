@@ -63,6 +63,17 @@ def by(papers: Iterable[Paper], key: Callable[[Paper], str], best: int = 3) -> l
     return sorted((summarise(n, g, best) for n, g in groups.items()), key=lambda s: (-s.papers, s.name))
 
 
+def groups(papers: list[Paper], topics: dict) -> list[tuple[str, list[GroupStats]]]:
+    """("all" | "area" | "topic", summaries): what `python -m search stats` and the page's view show."""
+    out = [("all", [summarise("all papers", papers)]), ("area", by(papers, lambda p: p.primary_area))]
+    if topics:
+        rows = by(papers, lambda p: "" if p.topic is None else str(p.topic))
+        for r in rows:  # grouped by id: two topics could share a label
+            r.id, r.name = int(r.name), topics[int(r.name)].label
+        out.append(("topic", rows))
+    return out
+
+
 def table(rows: list[GroupStats], title: str) -> str:
     """A plain-text table for the terminal (and for anyone who cannot see the charts)."""
     width = max([len(title)] + [len(r.name) for r in rows])

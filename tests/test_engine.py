@@ -114,9 +114,9 @@ def test_min_rating_filters_every_list(iclr_engine):
 
 
 def test_stats_per_area_and_topic(iclr_engine):
-    from search.cli import stats_groups
+    from search.stats import groups as stats_groups
 
-    groups = dict(stats_groups(iclr_engine))
+    groups = dict(stats_groups(iclr_engine.papers, iclr_engine.topics))
     whole = groups["all"][0]
     assert whole.papers == len(iclr_engine.papers) and whole.rated == sum(
         p.avg_rating is not None for p in iclr_engine.papers)

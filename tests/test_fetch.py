@@ -2,7 +2,6 @@
 
 The fake returns the client library's own Note and Group objects, built from JSON of the shape the
 API v2 answers (content fields as {"value": ...}, reviews under details["replies"])."""
-import json
 from argparse import Namespace
 
 import pytest
