@@ -131,7 +131,8 @@ def test_adding_a_hit_changes_the_url_and_the_bibtex_download_arrives(server, pa
     add.click()
     page.wait_for_function("() => location.search.includes('list=')", timeout=30_000)
     page.get_by_role("button", name="Reading list (1)").click()
-    page.get_by_text("Reading list (1)", exact=True).wait_for(timeout=30_000)
+    page.wait_for_function("() => location.search.includes('view=list')", timeout=30_000)
+    page.get_by_role("heading", name="Reading list (1)").wait_for(timeout=30_000)
     assert "view=list" in page.url and "list=" in page.url
     with page.expect_download(timeout=30_000) as info:
         page.get_by_role("button", name="Download BibTeX").click()
