@@ -80,12 +80,16 @@ def digest(inputs: list[Path]) -> str:
 
 
 def published_digest(out: Path) -> str | None:
-    """The inputs digest of the published index, "" for one built before digests, None for none."""
+    """The inputs digest of the published index, None when there is none, "" when it cannot tell (an
+    index from before digests, or one that does not load: the page reports that, and builds nothing
+    over it)."""
+    if not out.exists() and not out.is_symlink():
+        return None
     try:
         manifest = json.loads((resolve(out) / MANIFEST).read_text(encoding="utf-8"))
     except (IndexLoadError, OSError, ValueError):
-        return None
-    return str(manifest.get("inputs_digest") or "")
+        return ""
+    return str(manifest.get("inputs_digest") or "") if isinstance(manifest, dict) else ""
 
 
 def plan(out: Path, seeds: Path, data: list[Path]) -> list[list[Path]]:

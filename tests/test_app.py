@@ -82,6 +82,8 @@ def test_broken_index_shows_message_not_traceback(tmp_path, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
     assert "python index_build.py" in at.error[0].value
+    # a broken index is reported, never built over by the page
+    assert not (tmp_path / ".index.build.json").exists() and (bad / "manifest.json").read_text() == "{broken"
 
 
 @pytest.fixture
