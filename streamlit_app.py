@@ -14,7 +14,7 @@ from search.cards import Card, cards_html
 from search.corpus import CorpusError, Paper
 from search.embed import load_model, model_fingerprint
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Hit, Result,
-                           UnknownPaper, ordered)
+                           UnknownPaper, ordered, score_text)
 from search.export import FORMATS, author_line, export, review_line
 from search.fetch import API_URL, DEFAULT_VENUE, default_out
 from search.index import IndexLoadError, load_index, resolve
@@ -224,14 +224,14 @@ CARDS = st.components.v2.component("paper_search_cards", css=(ASSETS / "cards.cs
                                    js=(ASSETS / "cards.js").read_text(encoding="utf-8"), isolate_styles=False)
 
 
-def meta_line(p: Paper, score: float | None = None, reviews: bool = False) -> str:
+def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
     bits = [review_line(p)] if reviews else []
     if p.venue:
         bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
     if p.primary_area:
         bits.append(p.primary_area)
-    if score is not None:
-        bits.append(f"similarity {score:.3f}")
+    if score:
+        bits.append(score)
     if p.title_derived:
         bits.append("title derived from the abstract")
     if not p.url:  # once a paper has its OpenReview record, the list it came from is noise
@@ -239,7 +239,7 @@ def meta_line(p: Paper, score: float | None = None, reviews: bool = False) -> st
     return " · ".join(bits)
 
 
-def card(engine: Engine, p: Paper, listed: list[str], score: float | None = None, rank: int | None = None,
+def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int | None = None,
          more: tuple[str, ...] = (), body: str = "", topic: bool = True, similar: bool = True,
          abstract_open: bool = False) -> Card:
     label = engine.topic_label(p) if topic else ""
@@ -252,14 +252,14 @@ def card(engine: Engine, p: Paper, listed: list[str], score: float | None = None
                 listed=p.id in listed, similar=similar)
 
 
-def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str]) -> Card:
+def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str], score_name: str) -> Card:
     why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
-    return card(engine, h.paper, listed, h.score, h.rank, body=why)
+    return card(engine, h.paper, listed, score_text(h, score_name), h.rank, body=why)
 
 
-def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str]) -> Card:
+def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str], score_name: str) -> Card:
     keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
-    return card(engine, h.paper, listed, h.score, h.rank,
+    return card(engine, h.paper, listed, score_text(h, score_name), h.rank,
                 more=("Shared keywords: " + ", ".join(keywords),) if keywords else (),
                 body=f"<b>Closest sentences.</b> This paper: {to_html(mine)}<br>That paper: {to_html(theirs)}")
 
@@ -318,7 +318,7 @@ def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note:
     if result.hits and note:
         st.caption(note)
     mark = marker(result.terms)
-    show_cards([hit_card(engine, h, mark, listed) for h in result.hits], key, listed)
+    show_cards([hit_card(engine, h, mark, listed, result.score_name) for h in result.hits], key, listed)
 
 
 def upload_box(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
@@ -373,7 +373,7 @@ def paper_view(engine: Engine, pid: str, k: int, flt: dict, listed: list[str]) -
         return
     if result.message:
         st.info(result.message)
-    show_cards([similar_card(engine, paper, h, listed) for h in result.hits], "p", listed)
+    show_cards([similar_card(engine, paper, h, listed, result.score_name) for h in result.hits], "p", listed)
 
 
 TOPIC_PAGE = 25  # cards a topic page shows at once

@@ -15,6 +15,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,27 +91,29 @@ def main() -> None:
                              f"{r['median_ms']:.1f} | {r['routed']:.0%} |")
                 print(lines[-1], flush=True)
     engine.multilingual = ml
-    lines += ["", "Dense weight of the hybrid blend for other languages (MULTILINGUAL_ALPHA):", "",
+    lines += ["", "Dense weight of the hybrid blend for other languages (Weights.multilingual):", "",
               "| queries | α | MRR@10 | Recall@10 |", "|---|---|---|---|"]
-    default = engine.alpha_multilingual
+    default = engine.weights
     for lang in ("zh", "fr"):
         for alpha in (0.3, 0.5, 0.7, 0.9):
-            engine.alpha_multilingual = alpha
+            engine.weights = replace(default, multilingual=alpha)
             r = score(engine, [(r[lang], r["paper"]) for r in rows], "hybrid")
             lines.append(f"| {lang} | {alpha} | {r['MRR@10']:.3f} | {r['Recall@10']:.3f} |")
             print(lines[-1], flush=True)
-    engine.alpha_multilingual = default
+    engine.weights = default
     import numpy as np
 
     lines += ["", "Which multilingual vectors score a paper (semantic ranking, MRR@10):", "",
-              "| queries | abstract only | title only | mean of abstract and title (used) |", "|---|---|---|---|"]
+              "| queries | abstract only | title only | mean of abstract and title | shipped (ranking.Weights) |",
+              "|---|---|---|---|---|"]
     rows_of = {p.id: i for i, p in enumerate(engine.papers)}
     for lang in ("zh", "fr"):
-        found = {"abstract": [], "title": [], "mean": []}
+        found = {"abstract": [], "title": [], "mean": [], "shipped": []}
         for r in rows:
             q = ml["encoder"].encode([r[lang]])[0]
             a, t = ml["abstracts"] @ q, ml["titles"] @ q
-            for name, sc in (("abstract", a), ("title", t), ("mean", (a + t) / 2)):
+            shipped = engine._multilingual_scores(q[None, :], None)
+            for name, sc in (("abstract", a), ("title", t), ("mean", (a + t) / 2), ("shipped", shipped)):
                 top = list(np.argsort(-sc)[:10])
                 target = rows_of[r["paper"]]
                 found[name].append(1 / (top.index(target) + 1) if target in top else 0.0)

@@ -8,13 +8,15 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from .corpus import CorpusError
 from .fetch import API_URL, DEFAULT_VENUE, FetchError, call, default_out, fetch_venue, make_client, write_jsonl
 from .export import FORMATS, export
-from .engine import DEFAULT_ALPHA, DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
+from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
 from .index import BuildBusy, IndexLoadError, IndexSpecError
+from .ranking import DEFAULT_WEIGHTS, KINDS, Weights
 
 EXPECTED_ERRORS = (CorpusError, FetchError, IndexLoadError, IndexSpecError, BuildBusy, UnknownPaper, FileNotFoundError)
 
@@ -63,6 +65,10 @@ def _read_lines(path: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
+SCORE_NAMES = {"match": "match score (meaning and words blended, 0-1)", "cosine": "cosine similarity",
+               "BM25": "BM25 score", "SVM": "SVM score"}
+
+
 def _table(header: str, result: Result) -> str:
     width = shutil.get_terminal_size((100, 20)).columns
     out = [header + ("  [searched across languages]" if result.space == "multilingual" else "")]
@@ -76,14 +82,15 @@ def _table(header: str, result: Result) -> str:
     if any(h.paper.title_derived for h in result.hits):
         out.append("  * title derived from the abstract")
     if result.hits:
-        out.append("  columns: rank, cosine similarity, mean review rating (- none), id, title")
+        out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)} "
+                   "(what the list is ranked by), mean review rating (- none), id, title")
     return "\n".join(out)
 
 
 def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
     for key, value, result in results:
         if as_json:
-            obj = {key: value, "hits": [h.to_dict() for h in result.hits]}
+            obj = {key: value, "score": result.score_name, "hits": [h.to_dict() for h in result.hits]}
             if result.space == "multilingual":
                 obj["language"], obj["space"] = result.language, result.space
             if result.message:
@@ -236,11 +243,20 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--model", default=None, help="embedding model (default: all-MiniLM-L6-v2)")
     e.add_argument("--mode", action="append", choices=MODES, help="modes to score (default: all)")
     e.add_argument("--fusion", choices=("rrf", "blend"), default=DEFAULT_FUSION)
-    e.add_argument("--alpha", type=float, default=DEFAULT_ALPHA, help="dense weight of the blend fusion")
+    e.add_argument("--alpha", type=float, default=None,
+                   help="one dense weight of the blend for every kind of query (default: the shipped weights, "
+                        "which adapt to the query)")
     e.add_argument("--cache", type=Path, default=None,
                    help="embedding cache (default: beside each dataset); share one to embed a corpus once")
     e.add_argument("--json", action="store_true", help="one JSON object per dataset")
     return ap
+
+
+def fixed_alpha(alpha: float | None) -> Weights:
+    """The shipped weights, or one dense weight for every kind of query."""
+    if alpha is None:
+        return DEFAULT_WEIGHTS
+    return replace(DEFAULT_WEIGHTS, **{kind: alpha for kind in KINDS})
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -252,7 +268,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     model = load_model(name)
     for dataset in args.datasets:
         queries, qrels = load_queries(dataset), read_qrels(dataset, args.split)
-        engine = open_engine(prepare(dataset, name, model, args.cache), model=model, fusion=args.fusion, alpha=args.alpha)
+        engine = open_engine(prepare(dataset, name, model, args.cache, sentences=True), model=model,
+                             fusion=args.fusion, weights=fixed_alpha(args.alpha))
         results = run(engine, queries, qrels, args.mode or list(MODES))
         if args.json:
             print(json.dumps({"dataset": str(dataset), "model": name, "fusion": args.fusion,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import lexical
+from . import lexical, ranking
 from .corpus import Paper
 from .embed import load_model, model_dimension, model_fingerprint, token_count
 from .evidence import Evidence, shared_keywords
@@ -29,8 +29,7 @@ EXAMPLE_QUERIES = [
 
 MODES = ("hybrid", "semantic", "keyword")
 DEFAULT_MODE = "hybrid"   # measured best on the development sets (README, "Search quality")
-DEFAULT_FUSION, DEFAULT_ALPHA = "blend", 0.3  # best mean nDCG@10 on the three dev sets
-MULTILINGUAL_ALPHA = 0.7  # dense weight for other languages: their words rarely match English BM25
+DEFAULT_FUSION = "blend"  # weighed per kind of query (ranking.Weights); "rrf" for reciprocal-rank fusion
 MAX_QUERY_CHARS = 20_000  # longer input is cut before tokenising; the model sees 256 tokens anyway
 POOL = 100                # candidates each ranker contributes to the fusion
 RRF_K = 60
@@ -38,6 +37,10 @@ NO_MULTILINGUAL = ("This query looks like another language ({language}), and thi
                    "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "
                    "`python index_build.py` (the multilingual space is on by default) to search across "
                    "languages, or ask in English.")
+# Below this best cosine (in either space) nothing is close to the query; below the second, when no paper
+# shares a word with it either. Development queries under 0.20 are all names BM25 finds, and none lacks a
+# shared word; text that is no paper's subject falls under one or the other (benchmarks/results/ranking.md).
+NOTHING_CLOSE, NO_SHARED_WORD_CLOSE = 0.20, 0.30
 SORTS = ("relevance", "rating", "oral")  # relevance; mean review rating; orals first, then rating
 SORT_POOL = 30            # a sorted list re-orders this many of the most relevant papers (or k if more)
 SVM_C = 0.01             # arxiv-sanity's setting for "papers like my library"
@@ -54,13 +57,15 @@ class UnknownPaper(LookupError):
 @dataclass
 class Hit:
     paper: Paper
-    score: float              # cosine similarity to the query (or the papers), whatever the mode
+    score: float              # what the list is ranked by (Result.score_name says which score)
     rank: int
     evidence: list[tuple[str, float]] = field(default_factory=list)  # closest sentences
+    cosine: float | None = None  # cosine similarity to the query (or the papers), whatever the ranking
 
     def to_dict(self) -> dict:
         p = self.paper
-        return {"id": p.id, "score": round(float(self.score), 6), "title": p.title,
+        return {"id": p.id, "score": round(float(self.score), 6),
+                "cosine": None if self.cosine is None else round(float(self.cosine), 6), "title": p.title,
                 "title_derived": p.title_derived, "abstract": p.abstract, "sources": p.sources,
                 "url": p.url, "keywords": p.keywords, "primary_area": p.primary_area, "venue": p.venue,
                 "topic": p.topic, "authors": p.authors, "pdf": p.pdf, "avg_rating": p.avg_rating,
@@ -77,12 +82,32 @@ class Result:
     terms: set[str] = field(default_factory=set)  # query stems, for marking matches
     language: str = "en"      # as detected; other languages rank in the multilingual space
     space: str = "english"    # "multilingual" when the query was searched across languages
+    score_name: str = "cosine"  # what Hit.score is: "match" (hybrid blend), "cosine", "BM25" or "SVM"
+    kind: str = ""            # the query as ranking.query_kind read it: name, topic or question
 
 
 def fold(name: str) -> str:
     """A name for matching: lower case, accents dropped ("Müller" -> "muller")."""
     decomposed = unicodedata.normalize("NFKD", name.casefold())
     return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+
+
+def score_text(hit: Hit, score_name: str) -> str:
+    """The score a list is ranked by, and the cosine beside it when that is another score."""
+    if score_name == "cosine" or hit.cosine is None:
+        return f"{score_name} {hit.score:.3f}"
+    return f"{score_name} {hit.score:.3f} · cosine {hit.cosine:.3f}"
+
+
+def nothing_close(best: float, shared_word: bool = True, name_found: bool = False) -> str:
+    """A notice above the list when even the closest paper is far from the query ("" when one is close).
+
+    best: the closest paper's cosine; shared_word: some paper holds one of the query's words (BM25 > 0);
+    name_found: the query is a name some paper holds, close by its letters whatever its cosine."""
+    if name_found or best >= (NOTHING_CLOSE if shared_word else NO_SHARED_WORD_CLOSE):
+        return ""
+    return (f"Nothing in this index is close to this (the closest paper's similarity is {best:.2f}); "
+            "the list below is the least far. Try other words, or check what was searched.")
 
 
 def sort_key(paper: Paper, sort: str) -> tuple:
@@ -112,16 +137,15 @@ def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
 def rrf(rankings: Iterable[np.ndarray], k: int = RRF_K) -> dict[int, float]:
     """Reciprocal-rank fusion of ranked row lists."""
     fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, row in enumerate(ranking):
+    for ranked in rankings:
+        for rank, row in enumerate(ranked):
             fused[int(row)] = fused.get(int(row), 0.0) + 1.0 / (k + rank + 1)
     return fused
 
 
 class Engine:
     def __init__(self, data: IndexData, model, fingerprint: str | None = None, query_cache: int = 256,
-                 fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
-                 alpha_multilingual: float = MULTILINGUAL_ALPHA):
+                 fusion: str = DEFAULT_FUSION, weights: ranking.Weights = ranking.DEFAULT_WEIGHTS):
         expected = data.manifest["model"]
         if model_dimension(model) != data.manifest["dimension"]:
             raise IndexLoadError(f"the index at {data.path} has {data.manifest['dimension']}-d vectors but "
@@ -133,7 +157,7 @@ class Engine:
         self.model = model
         self.papers = data.papers
         self.max_tokens = int(model.max_seq_length)
-        self.fusion, self.alpha, self.alpha_multilingual = fusion, alpha, alpha_multilingual
+        self.fusion, self.weights = fusion, weights
         self._row = {}
         for row, p in enumerate(self.papers):
             for pid in [p.id, *p.aliases]:
@@ -151,6 +175,7 @@ class Engine:
         self._area = np.array([p.primary_area for p in self.papers], dtype=object)
         self._venue = np.array([p.venue for p in self.papers], dtype=object)
         self._authors = ["\n".join(fold(a) for a in p.authors) for p in self.papers]
+        self._derived = np.array([p.title_derived for p in self.papers], dtype=bool)
         self._rating = np.array([np.nan if p.avg_rating is None else p.avg_rating for p in self.papers], float)
         self.has_ratings = bool(np.isfinite(self._rating).any())
         rated = self._rating[np.isfinite(self._rating)]
@@ -263,10 +288,18 @@ class Engine:
         return {"encoder": encoder, "abstracts": index.reconstruct_n(0, index.ntotal), "titles": titles,
                 "evidence": sentences}
 
+    def _multilingual_candidates(self, vec: np.ndarray) -> ranking.Candidates:
+        """Every paper's multilingual signals: cosine to its abstract, its title and its closest sentence."""
+        ml, q = self.multilingual, vec.ravel()
+        sentence = None
+        if ml["evidence"] is not None:
+            sentence = np.maximum.reduceat(ml["evidence"].vectors @ q, ml["evidence"].offsets[:-1])
+        return ranking.Candidates(np.arange(len(self.papers)), np.zeros(len(self.papers), np.float32),
+                                  ml["abstracts"] @ q, sentence, ml["titles"] @ q, self._derived)
+
     def _multilingual_scores(self, vec: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-        """Mean of the query's cosine to each paper's abstract and to its title (measured best)."""
-        ml = self.multilingual
-        scores = (ml["abstracts"] @ vec.ravel() + ml["titles"] @ vec.ravel()) / 2
+        """The dense score across languages (abstract, real title and closest sentence, weighed as measured best)."""
+        scores = self._multilingual_candidates(vec).dense(self.weights)
         return scores if mask is None else np.where(mask, scores, -np.inf)
 
     def clear_cache(self) -> None:
@@ -325,19 +358,27 @@ class Engine:
             nonzero = nonzero[np.argpartition(-scores[nonzero], pool)[:pool]]
         return nonzero[np.argsort(-scores[nonzero], kind="stable")]
 
-    def _fuse(self, dense_rows: np.ndarray, lex_rows: np.ndarray, lex_scores: np.ndarray, vec: np.ndarray,
-              ml_scores: np.ndarray | None = None) -> list[int]:
+    def candidates(self, vec: np.ndarray, dense_rows: np.ndarray, lex_rows: np.ndarray, lex_scores: np.ndarray,
+                   ml: ranking.Candidates | None = None) -> ranking.Candidates:
+        """The union of the dense and BM25 pools with each paper's signals (for the blend, and for tuning it)."""
+        rows = np.unique(np.concatenate([dense_rows, lex_rows])).astype(np.int64)
+        if ml is not None:
+            return ranking.Candidates(rows, lex_scores[rows], ml.doc[rows],
+                                      None if ml.sentence is None else ml.sentence[rows], ml.title[rows],
+                                      ml.derived[rows])
+        sentence = None
+        if self.evidence is not None:
+            sentence = ranking.best_sentence(self.evidence.vectors, self.evidence.offsets, rows, vec)
+        return ranking.Candidates(rows, lex_scores[rows], self.vectors[rows] @ vec.ravel(), sentence)
+
+    def _fuse(self, cands: ranking.Candidates, kind: str) -> tuple[np.ndarray, np.ndarray]:
         if self.fusion == "rrf":
-            fused = rrf([dense_rows, lex_rows])
-        else:  # calibrated blend: cosine and BM25 each scaled to [0, 1] over the candidates
-            cands = np.unique(np.concatenate([dense_rows, lex_rows])).astype(np.int64)
-            cos = self.vectors[cands] @ vec.ravel() if ml_scores is None else ml_scores[cands]
-            lex = lex_scores[cands]
-            cos_n = (cos - cos.min()) / max(float(cos.max() - cos.min()), 1e-9)
-            lex_n = lex / max(float(lex.max()), 1e-9)
-            alpha = self.alpha if ml_scores is None else self.alpha_multilingual
-            fused = dict(zip(cands.tolist(), (alpha * cos_n + (1 - alpha) * lex_n).tolist()))
-        return sorted(fused, key=lambda r: -fused[r])
+            dense = cands.rows[np.argsort(-cands.dense(self.weights, kind), kind="stable")]
+            lex = cands.rows[cands.lexical > 0][np.argsort(-cands.lexical[cands.lexical > 0], kind="stable")]
+            fused = rrf([dense, lex])
+            rows = np.array(sorted(fused, key=lambda r: -fused[r]), dtype=np.int64)
+            return rows, np.array([fused[r] for r in rows.tolist()]) * (RRF_K + 1) / 2  # 1.0: first in both
+        return ranking.rank(cands, self.weights, kind)
 
     # ------------------------------------------------------------ queries
 
@@ -363,45 +404,59 @@ class Engine:
         notice = NO_MULTILINGUAL.format(language=language) if language != "en" and not self.multilingual else ""
         if notice and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
             return Result(message=notice, mode=mode, language=language)
-        ml_scores = None
+        text = query[:MAX_QUERY_CHARS]
+        kind = ranking.query_kind(text)
+        ml = None
         if language != "en" and self.multilingual:  # MiniLM knows English only: rank across languages
-            vec, truncated = self._encode_multilingual(query[:MAX_QUERY_CHARS]), False
-            ml_scores, sentences = self._multilingual_scores(vec, mask), self.multilingual["evidence"]
+            vec, truncated = self._encode_multilingual(text), False
+            ml, sentences = self._multilingual_candidates(vec), self.multilingual["evidence"]
+            ml_scores = ml.dense(self.weights)
+            ml_scores = ml_scores if mask is None else np.where(mask, ml_scores, -np.inf)
         else:
             vec, truncated = self.encode_query(query)
             sentences = self.evidence
-        terms = set(lexical.tokenize(query[:MAX_QUERY_CHARS]))
+        terms = self.lexical.meaningful(lexical.query_terms(text))
 
         def dense(n: int) -> np.ndarray:
-            return self._dense_rank(vec, n, mask) if ml_scores is None else top_rows(ml_scores, n)
+            return self._dense_rank(vec, n, mask) if ml is None else top_rows(ml_scores, n)
 
+        lex_scores = self.lexical.scores(text)
         if mode == "semantic":
             rows = dense(n)
+            scores = self.vectors[rows] @ vec.ravel() if ml is None else ml_scores[rows]
+            score_name = "cosine"
         else:
-            lex_scores = self.lexical.scores(query[:MAX_QUERY_CHARS])
             lex_rows = self._lexical_rank(lex_scores, pool, mask)
             if mode == "keyword":
-                rows = lex_rows
+                rows, scores, score_name = lex_rows, lex_scores[lex_rows], "BM25"
             else:
-                rows = self._fuse(dense(pool), lex_rows, lex_scores, vec, ml_scores)
+                cands = self.candidates(vec, dense(pool), lex_rows, lex_scores, ml)
+                rows, scores = self._fuse(cands, kind)
+                score_name = "match"
+        score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
         rows = np.asarray(ordered(rows[:n], self.papers, sort)[:k], dtype=np.int64)
-        if ml_scores is None:
+        if ml is None:
             cosines = self.vectors[rows] @ vec.ravel() if len(rows) else np.zeros(0)
         else:
             cosines = ml_scores[rows]
         explain = evidence and sentences is not None
-        hits = [Hit(self.papers[r], float(c), i + 1, sentences.best(r, vec) if explain else [])
+        hits = [Hit(self.papers[r], score_of[r], i + 1, sentences.best(r, vec) if explain else [], float(c))
                 for i, (r, c) in enumerate(zip(rows.tolist(), cosines))]
-        message = ""
+        messages = []
         if truncated:
-            message = (f"Your text is longer than the model's window of {self.max_tokens} tokens; "
-                       "only its beginning was searched.")
+            messages.append(f"Your text is longer than the model's window of {self.max_tokens} tokens; "
+                            "only its beginning was searched.")
         elif not hits:
-            message = "No paper contains these words. Try the semantic or hybrid mode."
+            messages.append("No paper contains these words. Try the semantic or hybrid mode.")
+        if hits and mode != "keyword":
+            matched = bool(lex_scores.max() > 0)
+            # across languages BM25 rarely has a word to share: the cosine alone decides there
+            messages.append(nothing_close(max(h.cosine for h in hits), matched or ml is not None,
+                                          kind == "name" and matched))
         if notice:  # a Latin-script language may be misread English: searched in English, and said so
-            message = " ".join(m for m in (message, notice, "It was searched as English.") if m)
-        return Result(hits, message, truncated, mode, terms, language,
-                      "english" if ml_scores is None else "multilingual")
+            messages += [notice, "It was searched as English."]
+        return Result(hits, " ".join(m for m in messages if m), truncated, mode, terms, language,
+                      "english" if ml is None else "multilingual", score_name, kind)
 
     def _encode_multilingual(self, query: str) -> np.ndarray:
         # the same LRU, under keys an English query cannot have
@@ -432,18 +487,24 @@ class Engine:
         k = max(1, min(int(k), int(mask.sum())))
         n = k if sort == "relevance" else max(k, SORT_POOL)
         if mode == "svm":
-            found = top_rows(np.where(mask, self._svm_scores(rows), -np.inf), n).tolist()
+            svm = np.where(mask, self._svm_scores(rows), -np.inf)
+            found = top_rows(svm, n).tolist()
+            score_of, score_name = {r: float(svm[r]) for r in found}, "SVM"
         elif mode == "hybrid":
             dense_rows = self._dense_rank(vec, max(POOL, n), mask)
             lex = self.lexical.scores(" ".join(self.papers[r].text for r in rows))
             fused = rrf([dense_rows, self._lexical_rank(lex, max(POOL, n), mask)])
             found = sorted(fused, key=lambda r: -fused[r])[:n]
+            # reciprocal-rank fusion scaled so that first in both rankings is 1.0
+            score_of, score_name = {r: fused[r] * (RRF_K + 1) / 2 for r in found}, "match"
         else:
             found = self._dense_rank(vec, n, mask).tolist()
+            score_of, score_name = None, "cosine"
         found = ordered(found, self.papers, sort)[:k]
-        cosines = self.vectors[found] @ vec.ravel()
-        hits = [Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))]
-        return Result(hits, mode=mode)
+        cosines = (self.vectors[found] @ vec.ravel()).tolist()
+        hits = [Hit(self.papers[r], c if score_of is None else score_of[r], i + 1, cosine=c)
+                for i, (r, c) in enumerate(zip(found, cosines))]
+        return Result(hits, mode=mode, score_name=score_name)
 
     def like_texts(self, texts: list[str], k: int = 10, areas: Iterable[str] = (),
                    venues: Iterable[str] = (), authors: Iterable[str] = (), min_rating: float | None = None,
@@ -464,9 +525,11 @@ class Engine:
         found = ordered(found, self.papers, sort)[:k]
         centre = extra.mean(axis=0)
         centre /= max(float(np.linalg.norm(centre)), 1e-12)
-        cosines = self.vectors[found] @ centre
-        return Result([Hit(self.papers[r], float(c), i + 1) for i, (r, c) in enumerate(zip(found, cosines))],
-                      mode="svm")
+        cosines = (self.vectors[found] @ centre).tolist()
+        hits = [Hit(self.papers[r], float(scores[r]), i + 1, cosine=c) for i, (r, c) in enumerate(zip(found, cosines))]
+        # each text's own closest paper: a list of far texts is far even when their centre happens not to be
+        best = float((self.vectors @ extra.T).max()) if len(self.papers) else 0.0
+        return Result(hits, nothing_close(best), mode="svm", score_name="SVM")
 
     def _svm_scores(self, rows: list[int], extra: np.ndarray | None = None) -> np.ndarray:
         """Papers like a list: a linear SVM per list, the list against all other papers (as arxiv-sanity).

@@ -13,7 +13,7 @@ from .build import build_index
 from .corpus import CorpusError
 from .engine import MODES, Engine
 
-METRICS = ("nDCG@10", "MRR@10", "Recall@10", "Recall@100")
+METRICS = ("nDCG@10", "MRR@10", "P@10", "Recall@10", "Recall@100")
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -66,6 +66,7 @@ def metrics(ranked: list[list[str]], relevant: dict[str, int]) -> dict[str, floa
     first = next((i for i, g in enumerate(gains[:10]) if g > 0), None)
     n_rel = sum(1 for v in relevant.values() if v > 0) or 1
     return {"nDCG@10": dcg / idcg, "MRR@10": 0.0 if first is None else 1.0 / (first + 1),
+            "P@10": sum(1 for g in gains[:10] if g > 0) / 10,
             "Recall@10": sum(1 for g in gains[:10] if g > 0) / n_rel,
             "Recall@100": sum(1 for g in gains[:100] if g > 0) / n_rel}
 
@@ -89,14 +90,15 @@ def evaluate(engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str,
     return results
 
 
-def prepare(dataset: Path, model_name: str, model=None, cache_dir: Path | None = None) -> Path:
+def prepare(dataset: Path, model_name: str, model=None, cache_dir: Path | None = None,
+            sentences: bool = False, multilingual: bool = False) -> Path:
     """Index the dataset's corpus beside it; the embedding cache makes a repeat run embed nothing."""
     work = dataset / ".work"
     work.mkdir(exist_ok=True)
     corpus = corpus_as_jsonl(dataset, work / "corpus.jsonl")
-    out = work / f"index-{model_name.replace('/', '_')}"
+    out = work / f"index-{model_name.replace('/', '_')}{'-sentences' if sentences else ''}{'-ml' if multilingual else ''}"
     build_index([corpus], out, model_name=model_name, cache_dir=cache_dir or work / "embedding_cache", model=model,
-                sentences=False, explore=False)
+                sentences=sentences, multilingual=multilingual, explore=False)
     return out
 
 

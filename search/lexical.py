@@ -11,6 +11,17 @@ import numpy as np
 BM25_DIR = "bm25"
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 
+# Words of a question's frame, not of its topic: they never drive BM25 and are never marked.
+FILLER = frozenset("""
+how what why which who whom whose when where whether can could would should shall may might must
+do does did done is are was were be been being am i me my mine we us our you your one someone
+there here this that these those it its they them their thing things something anything way ways
+make makes making made get gets getting got use uses using used want wants need needs help helps
+find finding know tell show shows let lets try trying give gives really actually
+much many more most lot lots good better best new kind kinds type types sort also just like
+""".split())
+COMMON = 0.25  # a word in more than this share of the papers says little about any one of them
+
 logging.getLogger("bm25s").setLevel(logging.ERROR)
 
 
@@ -33,6 +44,11 @@ def tokenize(text: str) -> list[str]:
     stop = _stopwords()
     words = [w for w in _WORD.findall(text.lower()) if w not in stop]
     return _stemmer().stemWords(words)
+
+
+def query_terms(text: str) -> list[str]:
+    """The query's stems that can drive BM25: its topic, not its question frame ("how do I ...")."""
+    return tokenize(" ".join(w for w in _WORD.findall(text.lower()) if w not in FILLER))
 
 
 def stem_of(word: str) -> str:
@@ -63,9 +79,14 @@ class Lexical:
         self.retriever = bm25s.BM25.load(str(index_dir / BM25_DIR), show_progress=False, verbosity=0)
         self.vocab = self.retriever.vocab_dict
         self.count = count
+        self.doc_freq = np.diff(self.retriever.scores["indptr"])  # papers holding each vocabulary stem
+
+    def meaningful(self, terms: list[str]) -> set[str]:
+        """The terms worth marking in a result: in the vocabulary and not in most papers."""
+        return {t for t in terms if t in self.vocab and self.doc_freq[self.vocab[t]] <= COMMON * self.count}
 
     def scores(self, query: str) -> np.ndarray:
-        ids = [self.vocab[t] for t in dict.fromkeys(tokenize(query)) if t in self.vocab]
+        ids = [self.vocab[t] for t in dict.fromkeys(query_terms(query)) if t in self.vocab]
         if not ids:
             return np.zeros(self.count, dtype=np.float32)
         return np.asarray(self.retriever.get_scores(ids), dtype=np.float32)

@@ -100,7 +100,9 @@ def test_real_metadata_evidence_and_openreview_link(iclr_app):
     assert "Ensemble Prediction of Task Affinity" in shown[0]["title"]
     assert ("Poster ·" in shown[0]["small"] or "Oral ·" in shown[0]["small"]) and "\nKeywords: " in shown[0]["small"]
     html = json.loads(component(iclr_app, "q").proto.json)["html"]
-    assert html.count("<b>Why:</b>") == 10 and "<strong>task</strong>" in html.split("<b>Why:</b>")[1].lower()
+    why = html.split("<b>Why:</b>")[1].lower()
+    # "grouping" marks "groups"; "task", in most of these papers, carries no meaning worth marking
+    assert html.count("<b>Why:</b>") == 10 and "<strong>groups</strong>" in why and "<strong>task" not in why
     links = [link for c in shown for link in c["links"]]
     assert len(links) >= 9 and all(link.startswith("https://openreview.net/") for link in links)
 
@@ -112,7 +114,7 @@ def test_area_filter_and_mode_from_the_url(iclr_app):
     iclr_app.run()
     assert not iclr_app.exception
     metas = [c["small"].split("\n")[0] for c in cards(iclr_app, "q")]
-    assert metas and all("similarity" in m and "reinforcement learning" in m for m in metas)
+    assert metas and all("BM25 " in m and "reinforcement learning" in m for m in metas)
     assert iclr_app.radio[0].value == "keyword"
     assert iclr_app.multiselect[0].value == ["reinforcement learning"]
 

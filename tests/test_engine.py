@@ -1,7 +1,8 @@
 """The real model on the seeds: queries written for this test find their paper first."""
 import pytest
 
-from search.engine import EXAMPLE_QUERIES, UnknownPaper
+from search.engine import EXAMPLE_QUERIES, UnknownPaper, score_text
+from search.lexical import stem_of
 
 # (query in our own words, words that must be in the abstract of the paper expected at rank 1)
 TOPIC_QUERIES = [
@@ -32,10 +33,33 @@ def test_semantic_scores_are_cosines_in_descending_order(engine):
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0001 for s in scores)
     assert [h.rank for h in hits] == list(range(1, 11))
-    # the hybrid order is the blend's, but the score shown stays the cosine to the query
-    hybrid = engine.search("graph neural networks", 10).hits
-    by_id = {h.paper.id: h.score for h in hits}
-    assert all(abs(h.score - by_id[h.paper.id]) < 1e-5 for h in hybrid if h.paper.id in by_id)
+    assert all(h.cosine == h.score for h in hits)
+
+
+def test_hybrid_shows_the_score_it_ranks_by_and_the_cosine_beside_it(engine):
+    semantic = {h.paper.id: h.score for h in engine.search("graph neural networks", 10, mode="semantic").hits}
+    result = engine.search("graph neural networks", 10)
+    scores = [h.score for h in result.hits]
+    assert result.score_name == "match" and scores == sorted(scores, reverse=True)
+    assert all(0.0 <= s <= 1.0 + 1e-6 for s in scores) and scores[0] > 0.9
+    assert all(abs(h.cosine - semantic[h.paper.id]) < 1e-5 for h in result.hits if h.paper.id in semantic)
+    assert score_text(result.hits[0], result.score_name).startswith("match ")
+    assert " · cosine " in score_text(result.hits[0], result.score_name)
+
+
+def test_why_marks_words_that_carry_meaning_not_question_words_or_common_ones(engine):
+    result = engine.search("how much does a model need to see to read longer documents?", 5)
+    assert {"longer", "document"} <= {w for w in ("longer", "document") if stem_of(w) in result.terms}
+    assert not result.terms & {stem_of(w) for w in ("how", "much", "does", "model", "need")}
+
+
+def test_a_query_far_from_every_paper_says_so_above_the_list(engine):
+    far = engine.search("[server]\nport = 8501\nheadless = true", 5)
+    assert far.hits and "Nothing in this index is close" in far.message
+    assert "Nothing in this index is close" in engine.search("asdf qwer zxcv uiop hjkl", 5).message
+    assert "Nothing" not in engine.search("JanusVLN", 5).message
+    near = engine.search("removing positional encodings to make language models work on longer inputs", 5)
+    assert "Nothing" not in near.message
 
 
 def test_similar_never_returns_the_paper_itself(engine):

@@ -51,6 +51,12 @@ def test_foreign_query_finds_the_english_paper(ml_engine, engine, query, marker)
     assert result.hits[0].evidence  # the English sentences that matched
 
 
+def test_a_chinese_query_far_from_every_paper_says_so(ml_engine):
+    far = ml_engine.search("今天晚上吃什么？我想做红烧肉", 5)  # what shall we eat tonight? braised pork
+    assert far.space == "multilingual" and "Nothing in this index is close" in far.message
+    assert "Nothing" not in ml_engine.search("光学乐谱识别的端到端模型", 5).message
+
+
 def test_multilingual_beats_the_english_model_on_chinese(ml_engine, engine):
     q = "光学乐谱识别的端到端模型"
     rank_ml = [h.paper.text for h in ml_engine.search(q, 66, mode="semantic").hits]

@@ -1,0 +1,226 @@
+"""The hybrid ranking's weights: chosen on the development sets, confirmed on the held-out ones.
+
+    python benchmarks/make_devsets.py --seed 0 --out .devsets
+    python benchmarks/make_devsets.py --seed 1 --out .testsets
+    python benchmarks/bench_ranking.py [--out benchmarks/results/ranking.md]
+
+1. On every development set (queries people type: names, keywords, questions, paraphrases, titles,
+   Chinese and French), each query's candidates and their signals are taken once; a grid over
+   ranking.Weights picks the weights with the best mean of the sets' main figure (precision@10 for
+   questions, which have many relevant papers; MRR@10 for the others). Sets count alike, whatever
+   their size.
+2. Every set, development and held-out, in every mode: semantic, keyword, hybrid with the weights
+   shipped (ranking.DEFAULT_WEIGHTS) and with the previous fixed blend (α = 0.3, no sentences).
+3. "Nothing close": the best cosine of every development query's hits, and whether a paper shares a
+   word with it, against text that is no paper's subject, for NOTHING_CLOSE and NO_SHARED_WORD_CLOSE.
+4. Names and keywords keep the first hit the previous blend gave them, on the conference index that the
+   page serves (seeds + conference: JanusVLN is a seed paper), named by --conference:
+       python index_build.py seeds ../shared/data/iclr2026_papers.jsonl --out conference-index \
+           --cache .embedding_cache
+The weights shipped are set by hand in search/ranking.py from step 1's output; step 2 then measures them.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from report import write_report  # noqa: E402
+from search.ranking import KINDS  # noqa: E402
+
+ENGLISH = ["names", "keywords", "unseen", "questions", "paraphrases", "titles"]
+OTHER = ["zh", "fr"]
+MAIN = {"questions": "P@10"}  # every other set: MRR@10
+PREVIOUS = dict(name=0.3, topic=0.3, title=0.3, question=0.3, description=0.3, sentence=0.0, multilingual=0.7,
+                ml_abstract=1.0, ml_title=1.0, ml_sentence=0.0)
+NAMED = ["JanusVLN", "GRPO", "KV cache", "Muon", "speculative decoding", "mixture of experts", "LoRA",
+         "sparse autoencoders", "flow matching", "Gaussian splatting"]
+# Text that is no paper's subject: a config file, a recipe, a shopping list (pasted or uploaded by mistake).
+FAR = ["[server]\nport = 8501\nheadless = true\n[theme]\nbase = 'dark'",
+       "preheat the oven to 180 degrees, mix flour, butter and sugar, bake for twenty minutes",
+       "milk, eggs, two loaves of bread, tomatoes, washing-up liquid",
+       "Dear Sir or Madam, please find attached the invoice for March.",
+       "asdf qwer zxcv uiop hjkl",
+       "今天晚上吃什么？我想做红烧肉",  # what shall we eat tonight? braised pork
+       "recette de la tarte aux pommes de ma grand-mère avec du beurre"]
+
+
+def main_metric(name: str) -> str:
+    return MAIN.get(name, "MRR@10")
+
+
+def collect(engine, queries: dict[str, str], qrels: dict) -> list[tuple]:
+    """(candidates, kind, relevant ids) per judged query, under the shipped weights' dense pool."""
+    from search.engine import POOL, top_rows
+    from search.multilingual import detect_language
+    from search.ranking import query_kind
+
+    out = []
+    ids = [[p.id, *p.aliases] for p in engine.papers]
+    for qid, text in queries.items():
+        if qid not in qrels:
+            continue
+        ml = None
+        if detect_language(text) != "en" and engine.multilingual:
+            vec = engine._encode_multilingual(text)
+            ml = engine._multilingual_candidates(vec)
+            dense_rows = top_rows(ml.dense(engine.weights), POOL)
+        else:
+            vec, _ = engine.encode_query(text)
+            dense_rows = engine._dense_rank(vec, POOL, None)
+        lex = engine.lexical.scores(text)
+        cands = engine.candidates(vec, dense_rows, engine._lexical_rank(lex, POOL, None), lex, ml)
+        out.append((cands, query_kind(text), qrels[qid], ids))
+    return out
+
+
+def score_set(collected: list[tuple], weights, metric: str) -> float:
+    from search.evaluate import metrics
+    from search.ranking import rank
+
+    values = []
+    for cands, kind, relevant, ids in collected:
+        rows, _ = rank(cands, weights, kind)
+        values.append(metrics([ids[r] for r in rows[:10]], relevant)[metric])
+    return statistics.mean(values)
+
+
+def tune(collected: dict[str, list[tuple]], base) -> tuple[object, list[str]]:
+    """Grid search: English weights on the English sets, multilingual ones on zh and fr."""
+    grid = [round(x, 2) for x in np.arange(0.1, 1.0, 0.1)]
+    best, best_value, lines = base, -1.0, []
+    english = [n for n in ENGLISH if n in collected]
+    for sentence in (0.0, 0.2, 0.3, 0.4, 0.5, 0.6):
+        w = replace(base, sentence=sentence)
+        for kind in KINDS:  # the kinds split the queries: each α is chosen alone
+            values = {a: statistics.mean(score_set(collected[n], replace(w, **{kind: a}), main_metric(n))
+                                         for n in english) for a in grid}
+            w = replace(w, **{kind: max(values, key=values.get)})
+        value = statistics.mean(score_set(collected[n], w, main_metric(n)) for n in english)
+        lines.append(f"| sentence {sentence} | " + ", ".join(f"{k} α {getattr(w, k)}" for k in KINDS)
+                     + f" | {value:.4f} |")
+        print(lines[-1], flush=True)
+        if value > best_value:
+            best, best_value = w, value
+    other = [n for n in OTHER if n in collected]
+    ml_best, ml_value = best, -1.0
+    for a, t, s, alpha in itertools.product((1.0,), (0.0, 0.25, 0.5, 1.0), (0.0, 0.5, 1.0, 2.0), (0.6, 0.7, 0.8, 0.9, 1.0)):
+        w = replace(best, ml_abstract=a, ml_title=t, ml_sentence=s, multilingual=alpha)
+        value = statistics.mean(score_set(collected[n], w, "MRR@10") for n in other)
+        if value > ml_value:
+            ml_best, ml_value = w, value
+    lines.append(f"| multilingual: title {ml_best.ml_title}, sentence {ml_best.ml_sentence} "
+                 f"| α {ml_best.multilingual} | {ml_value:.4f} |")
+    print(lines[-1], flush=True)
+    return ml_best, lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--devsets", type=Path, default=ROOT / ".devsets")
+    ap.add_argument("--testsets", type=Path, default=ROOT / ".testsets")
+    ap.add_argument("--cache", type=Path, default=ROOT / ".embedding_cache")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "ranking.md")
+    ap.add_argument("--tune-only", action="store_true", help="step 1 only: print the weights chosen on dev")
+    ap.add_argument("--conference", type=Path, default=None,
+                    help="the conference index (seeds + conference) for step 4; without it step 4 is skipped")
+    args = ap.parse_args()
+
+    from search.embed import DEFAULT_MODEL, load_model
+    from search.engine import Engine
+    from search.evaluate import METRICS, evaluate, load_queries, prepare, read_qrels
+    from search.index import load_index
+    from search.ranking import DEFAULT_WEIGHTS, Weights
+
+    model = load_model()
+    engines: dict[Path, object] = {}
+
+    def engine_for(dataset: Path, weights) -> object:
+        # one index per corpus: every set but titles shares title + abstract of the same papers
+        corpus = "titles" if dataset.name == "titles" else "papers"
+        key = (dataset.parent, corpus)
+        if key not in engines:
+            source = dataset if corpus == "titles" else dataset.parent / "keywords"
+            engines[key] = load_index(prepare(source, DEFAULT_MODEL, model, args.cache, sentences=True,
+                                              multilingual=corpus == "papers"))
+        return Engine(engines[key], model, weights=weights)
+
+    def sets(root: Path) -> dict[str, Path]:
+        return {n: root / n for n in ENGLISH + OTHER if (root / n).is_dir()}
+
+    lines = ["Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && "
+             "python benchmarks/make_devsets.py --seed 1 --out .testsets && python benchmarks/bench_ranking.py", ""]
+    collected = {n: collect(engine_for(d, DEFAULT_WEIGHTS), load_queries(d), read_qrels(d, "test"))
+                 for n, d in sets(args.devsets).items()}
+    chosen, grid_lines = tune(collected, DEFAULT_WEIGHTS)
+    lines += ["## 1. Weights chosen on the development sets", "",
+              "Best per sentence share (each kind's α chosen on its own queries); objective: mean over the English "
+              "sets of MRR@10 (P@10 for questions). Multilingual weights: mean MRR@10 over zh and fr.", "",
+              "| setting | α per kind of query | objective |", "|---|---|---|", *grid_lines, "",
+              f"Best: `{chosen}`", f"Shipped: `{DEFAULT_WEIGHTS}`", ""]
+    if args.tune_only:
+        return
+
+    lines += ["## 2. Every set, every mode", "",
+              "| set | queries | mode | " + " | ".join(METRICS) + " | median ms |", "|---" * (len(METRICS) + 4) + "|"]
+    best_cosines: dict[bool, list[float]] = {False: [], True: []}
+    flagged = 0
+    for split, root in (("dev", args.devsets), ("held-out", args.testsets)):
+        for name, dataset in sets(root).items():
+            queries, qrels = load_queries(dataset), read_qrels(dataset, "test")
+            shipped = engine_for(dataset, DEFAULT_WEIGHTS)
+            for label, weights, modes in (("", DEFAULT_WEIGHTS, ["semantic", "keyword", "hybrid"]),
+                                          (" (previous α=0.3)", Weights(**PREVIOUS), ["hybrid"])):
+                engine = shipped if weights == DEFAULT_WEIGHTS else engine_for(dataset, weights)
+                for mode, r in evaluate(engine, queries, qrels, modes).items():
+                    lines.append(f"| {split} {name} | {r['queries']} | {mode}{label if mode == 'hybrid' else ''} | "
+                                 + " | ".join(f"{r[m]:.3f}" for m in METRICS) + f" | {r['median_ms']:.1f} |")
+                    print(lines[-1], flush=True)
+            if split == "dev":
+                for text in queries.values():
+                    result = shipped.search(text, 10, evidence=False)
+                    best_cosines[result.space == "multilingual"].append(max(h.cosine for h in result.hits))
+                    flagged += "Nothing in this index is close" in result.message
+
+    engine = engine_for(args.devsets / "keywords", DEFAULT_WEIGHTS)
+    lines += ["", "## 3. Nothing close", "",
+              f"Development queries told \"nothing close\": {flagged} of "
+              f"{sum(len(v) for v in best_cosines.values())}.", "",
+              "| queries | space | lowest best cosine | 1st percentile | median | a paper shares a word | told |",
+              "|---|---|---|---|---|---|---|"]
+    for space, values in best_cosines.items():
+        if values:
+            lines.append(f"| development queries | {'multilingual' if space else 'English'} | {min(values):.3f} | "
+                         f"{np.percentile(values, 1):.3f} | {np.median(values):.3f} | | |")
+    for text in FAR:
+        result = engine.search(text, 10, evidence=False)
+        shared = bool(engine.lexical.scores(text).max() > 0)
+        lines.append(f"| far: {text[:40]!r} | {result.space} | {max(h.cosine for h in result.hits):.3f} | | | "
+                     f"{'yes' if shared else 'no'} | {'yes' if 'Nothing in this index' in result.message else 'NO'} |")
+    print("\n".join(lines[-len(FAR) - 6:]))
+    if args.conference is None:
+        lines += ["", "## 4. Names and keywords keep their first hits", "", "Skipped: no --conference index."]
+    else:
+        conference = load_index(args.conference)
+        now_e, before_e = Engine(conference, model), Engine(conference, model, weights=Weights(**PREVIOUS))
+        lines += ["", "## 4. Names and keywords keep their first hits",
+                  "", f"On the conference index ({len(conference.papers):,} papers, seeds included).", "",
+                  "| query | first hit, shipped weights | first hit, previous α=0.3 | same |", "|---|---|---|---|"]
+        for text in NAMED:
+            now, before = (e.search(text, 1, evidence=False).hits[0].paper for e in (now_e, before_e))
+            lines.append(f"| {text} | {now.title[:60]} | {before.title[:60]} | {'yes' if now.id == before.id else 'no'} |")
+        print("\n".join(lines[-len(NAMED):]))
+    write_report(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()
