@@ -113,11 +113,19 @@ def tune(collected: dict[str, list[tuple]], base) -> tuple[object, list[str]]:
             best, best_value = w, value
     other = [n for n in OTHER if n in collected]
     ml_best, ml_value = best, -1.0
-    for a, t, s, alpha in itertools.product((1.0,), (0.0, 0.25, 0.5, 1.0), (0.0, 0.5, 1.0, 2.0), (0.6, 0.7, 0.8, 0.9, 1.0)):
-        w = replace(best, ml_abstract=a, ml_title=t, ml_sentence=s, multilingual=alpha)
-        value = statistics.mean(score_set(collected[n], w, "MRR@10") for n in other)
+    per_title: dict[float, tuple[float, dict]] = {}  # the best setting for each title weight
+    for t, s, alpha in itertools.product((0.0, 0.25, 0.5, 1.0), (0.0, 0.5, 1.0, 2.0), (0.6, 0.7, 0.8, 0.9, 1.0)):
+        w = replace(best, ml_abstract=1.0, ml_title=t, ml_sentence=s, multilingual=alpha)
+        values = {n: score_set(collected[n], w, "MRR@10") for n in other}
+        value = statistics.mean(values.values())
+        if value > per_title.get(t, (-1.0,))[0]:
+            per_title[t] = (value, values)
         if value > ml_value:
             ml_best, ml_value = w, value
+    for t, (value, values) in per_title.items():
+        lines.append(f"| multilingual: title {t}, best sentence share and α | "
+                     + ", ".join(f"{n} {v:.3f}" for n, v in values.items()) + f" | {value:.4f} |")
+        print(lines[-1], flush=True)
     lines.append(f"| multilingual: title {ml_best.ml_title}, sentence {ml_best.ml_sentence} "
                  f"| α {ml_best.multilingual} | {ml_value:.4f} |")
     print(lines[-1], flush=True)

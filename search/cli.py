@@ -65,7 +65,7 @@ def _read_lines(path: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-SCORE_NAMES = {"match": "match score (meaning and words blended, 0-1)", "cosine": "cosine similarity",
+SCORE_NAMES = {"match": "match score (meaning and words blended, 0 to 1)", "cosine": "cosine similarity",
                "BM25": "BM25 score", "SVM": "SVM score"}
 
 
@@ -82,8 +82,8 @@ def _table(header: str, result: Result) -> str:
     if any(h.paper.title_derived for h in result.hits):
         out.append("  * title derived from the abstract")
     if result.hits:
-        out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)} "
-                   "(what the list is ranked by), mean review rating (- none), id, title")
+        out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)}: the list's "
+                   "order, mean review rating (- none), id, title")
     return "\n".join(out)
 
 

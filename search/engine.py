@@ -492,7 +492,7 @@ class Engine:
             score_of, score_name = {r: float(svm[r]) for r in found}, "SVM"
         elif mode == "hybrid":
             dense_rows = self._dense_rank(vec, max(POOL, n), mask)
-            lex = self.lexical.scores(" ".join(self.papers[r].text for r in rows))
+            lex = self.lexical.scores(" ".join(self.papers[r].text for r in rows), question=False)
             fused = rrf([dense_rows, self._lexical_rank(lex, max(POOL, n), mask)])
             found = sorted(fused, key=lambda r: -fused[r])[:n]
             # reciprocal-rank fusion scaled so that first in both rankings is 1.0

@@ -85,8 +85,10 @@ class Lexical:
         """The terms worth marking in a result: in the vocabulary and not in most papers."""
         return {t for t in terms if t in self.vocab and self.doc_freq[self.vocab[t]] <= COMMON * self.count}
 
-    def scores(self, query: str) -> np.ndarray:
-        ids = [self.vocab[t] for t in dict.fromkeys(query_terms(query)) if t in self.vocab]
+    def scores(self, query: str, question: bool = True) -> np.ndarray:
+        """BM25 of every paper; question=False for a paper's own text, whose every word counts."""
+        terms = query_terms(query) if question else tokenize(query)
+        ids = [self.vocab[t] for t in dict.fromkeys(terms) if t in self.vocab]
         if not ids:
             return np.zeros(self.count, dtype=np.float32)
         return np.asarray(self.retriever.get_scores(ids), dtype=np.float32)

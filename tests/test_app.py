@@ -41,6 +41,17 @@ def test_query_shows_ranked_results_with_similar_action(app):
     assert "Most similar papers" in [s.value for s in app.subheader]
 
 
+def test_cards_show_the_score_they_are_sorted_by_and_far_queries_say_so(app):
+    app.query_params["q"] = "optical flow robustness to corrupted images"
+    app.run()
+    scores = [float(c["small"].split("match ")[1].split()[0]) for c in cards(app, "q")]
+    assert scores == sorted(scores, reverse=True) and " · cosine " in cards(app, "q")[0]["small"]
+    assert not any("Nothing in this index" in i.value for i in app.info)
+    app.query_params["q"] = "asdf qwer zxcv uiop hjkl"
+    app.run()
+    assert any("Nothing in this index is close" in i.value for i in app.info)
+
+
 def test_paper_view_lists_similar_papers_without_itself(app, engine):
     pid = engine.papers[0].id
     app.query_params["paper"] = pid

@@ -144,3 +144,18 @@ def test_cli_sort_min_rating_and_stats_on_the_conference_slice(iclr_index, capsy
     assert "primary area" in capsys.readouterr().out
     r = run_py("-m", "search", "query", "x", "--min-rating", "12", "--index", str(iclr_index))
     assert r.returncode == 2 and "--min-rating" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_output_names_the_score_each_mode_ranks_by(seed_index, capsys):
+    from search.cli import main
+
+    q = "optical flow robustness to corrupted images"
+    for mode, name, label in (("hybrid", "match", "match score"), ("semantic", "cosine", "cosine similarity"),
+                              ("keyword", "BM25", "BM25 score")):
+        assert main(["query", q, "--mode", mode, "--index", str(seed_index), "--json", "-k", "5"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        scores = [h["score"] for h in out["hits"]]
+        assert out["score"] == name and scores == sorted(scores, reverse=True)
+        assert all(-1 <= h["cosine"] <= 1.0001 for h in out["hits"])
+        assert main(["query", q, "--mode", mode, "--index", str(seed_index), "-k", "5"]) == 0
+        assert f"columns: rank, {label}" in capsys.readouterr().out

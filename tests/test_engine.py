@@ -53,6 +53,11 @@ def test_why_marks_words_that_carry_meaning_not_question_words_or_common_ones(en
     assert not result.terms & {stem_of(w) for w in ("how", "much", "does", "model", "need")}
 
 
+def test_question_words_drive_bm25_only_in_a_papers_own_text(engine):
+    assert engine.lexical.scores("show make").max() == 0            # a query's frame
+    assert engine.lexical.scores("show make", question=False).max() > 0  # a paper's text for similar()
+
+
 def test_a_query_far_from_every_paper_says_so_above_the_list(engine):
     far = engine.search("[server]\nport = 8501\nheadless = true", 5)
     assert far.hits and "Nothing in this index is close" in far.message

@@ -78,6 +78,13 @@ def test_like_texts_finds_the_paper_a_text_comes_from(engine):
     result = engine.like_texts([target.abstract], k=3)
     assert result.mode == "svm" and result.hits[0].paper.id == target.id
     assert engine.like_texts(["  ", ""]).hits == []
+    assert "Nothing" not in result.message
+
+
+def test_like_texts_of_a_config_file_says_nothing_is_close(engine):
+    lines = ["[server]", "port = 8501", "headless = true", "[theme]", "base = 'dark'"]
+    result = engine.like_texts(lines, k=5)
+    assert result.hits and "Nothing in this index is close" in result.message
 
 
 def test_labels_pass_over_words_that_name_no_field_and_never_repeat_a_word_set():
