@@ -297,11 +297,6 @@ class Engine:
         return ranking.Candidates(np.arange(len(self.papers)), np.zeros(len(self.papers), np.float32),
                                   ml["abstracts"] @ q, sentence, ml["titles"] @ q, self._derived)
 
-    def _multilingual_scores(self, vec: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-        """The dense score across languages (abstract, real title and closest sentence, weighed as measured best)."""
-        scores = self._multilingual_candidates(vec).dense(self.weights)
-        return scores if mask is None else np.where(mask, scores, -np.inf)
-
     def clear_cache(self) -> None:
         """Forget cached query vectors (for timing runs that must encode every query)."""
         self._cache.clear()
