@@ -5,7 +5,8 @@ from browser import CHROMIUM, launch, streamlit_server
 from conftest import ROOT
 
 pytest.importorskip("playwright")
-pytestmark = pytest.mark.skipif(not __import__("os").path.exists(CHROMIUM), reason="needs /usr/bin/chromium")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not __import__("os").path.exists(CHROMIUM), reason="needs /usr/bin/chromium")]
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from conftest import ROOT, SEEDS, run_py
 from search.engine import open_engine
 from search.index import load_index, versions_dir
 
+pytestmark = pytest.mark.crash
 QUERY = "positional embeddings and long context"
 
 
@@ -105,6 +106,7 @@ def test_two_builds_at_once_one_wins_whole(tmp_path):
     assert data.manifest["count"] == winner_count == len(data.papers)
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium")
 def test_hot_swap_while_serving(tmp_path):
     from playwright.sync_api import sync_playwright
