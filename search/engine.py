@@ -83,7 +83,7 @@ class Result:
     language: str = "en"      # as detected; other languages rank in the multilingual space
     space: str = "english"    # "multilingual" when the query was searched across languages
     score_name: str = "cosine"  # what Hit.score is: "match" (hybrid blend), "cosine", "BM25" or "SVM"
-    kind: str = ""            # the query as ranking.query_kind read it: name, topic or question
+    kind: str = ""            # how ranking.query_kind read the query (ranking.KINDS)
 
 
 def fold(name: str) -> str:
