@@ -7,7 +7,7 @@ from pathlib import Path
 
 from search.build import build_index
 from search.cli import run_guarded
-from search.embed import DEFAULT_MODEL
+from search.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 from search.progress import ProgressLog
 
 
@@ -20,6 +20,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="sentence-transformers model name or local path (default: all-MiniLM-L6-v2, offline)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--device", default=None, help="cpu, cuda or mps (default: cpu)")
+    ap.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                    help="what embeds the papers on the CPU: the model's ONNX export in OpenVINO (default, "
+                         "the fastest measured) or onnxruntime, or torch (always torch with --device or "
+                         "--processes)")
     ap.add_argument("--processes", type=int, default=0,
                     help="embed in this many worker processes (sentence-transformers' pool; default: one)")
     ap.add_argument("--index-type", default="auto",
@@ -46,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     # on a terminal tqdm draws the bars; to a log file or a pipe, a line every 10 s per stage
     report = build_index(args.inputs, args.out, args.model, args.batch_size, args.cache,
                          args.device, args.skip_bad_lines, multilingual=args.multilingual,
-                         index_spec=args.index_type, processes=args.processes, progress=ProgressLog())
+                         index_spec=args.index_type, processes=args.processes, progress=ProgressLog(),
+                         backend=args.backend)
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)
     if report.skipped:

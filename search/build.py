@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ from . import topics as tp
 import numpy as np
 
 from .corpus import input_files, load_corpus
-from .embed import (DEFAULT_MODEL, EmbeddingCache, encode_cached, load_model,
-                    model_dimension, model_fingerprint, start_pool)
+from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, cpu_description, encode_cached,
+                    load_model, model_dimension, model_fingerprint, start_pool, vectors_fingerprint)
 from .multilingual import NAME as ML_NAME
 from .multilingual import SENTENCE_VECTORS as MULTI_SENTENCES
 from .multilingual import TITLE_VECTORS as MULTI_TITLES
@@ -79,8 +80,13 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
                 cache_dir: Path | None = None, device: str | None = None, skip_bad: bool = False,
                 model=None, progress: Progress | None = None, sentences: bool = True,
                 multilingual: bool = False, explore: bool = True, query_encoder: bool = True,
-                index_spec: str = ix.AUTO, processes: int = 0) -> BuildReport:
-    """Build an index from input files and publish it at `out`; the old index stays until then."""
+                index_spec: str = ix.AUTO, processes: int = 0, backend: str = DEFAULT_BACKEND,
+                ml_processes: int = min(os.cpu_count() or 1, 4)) -> BuildReport:
+    """Build an index from input files and publish it at `out`; the old index stays until then.
+
+    `backend` embeds the papers: the model's ONNX export in OpenVINO or onnxruntime, or torch (always
+    torch on another device or in a pool of processes, and for a model the export cannot reproduce);
+    the multilingual space is embedded in `ml_processes` worker processes."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     with ix.build_lock(out):
@@ -93,40 +99,57 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         ix.check_spec(index_spec, model_dimension(model))
         timings["model"] = time.perf_counter() - t
 
+        if device not in (None, "cpu") or processes > 1 or not qe.exportable(model):
+            backend = "torch"
         onnx_file = None
-        if query_encoder and qe.exportable(model):  # serving then needs neither torch nor the model files
+        if (query_encoder or backend != "torch") and qe.exportable(model):
+            # the same file serves queries (no torch when serving) and, in `backend`, the build
             t = time.perf_counter()
             onnx_file = qe.exported(model, fingerprint, cache_dir or default_cache_dir(out), quantize=False)
             timings["export"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        cache = EmbeddingCache(cache_dir or default_cache_dir(out), fingerprint)
+        encoder = model if backend == "torch" else qe.document_encoder(onnx_file, model, fingerprint, backend)
+        embedding = {"backend": getattr(encoder, "backend", "torch"), "batch_size": batch_size,
+                     "cpu": cpu_description()}
+        _announce(progress, f"embedding with {embedding['backend']} on {embedding['cpu']['name']} "
+                            f"({', '.join(embedding['cpu']['flags']) or 'no AVX2'})")
+        cache = EmbeddingCache(cache_dir or default_cache_dir(out),
+                               vectors_fingerprint(fingerprint, embedding["backend"]))
         # sentence vectors serve "why this result" only; an evaluation run can skip them
         sentence_groups = evidence.paper_sentences(papers) if sentences else []
-        with start_pool(model, processes, device) as pool:
-            vectors, embedded = encode_cached(model, [p.text for p in papers], cache, batch_size, progress,
+        with start_pool(model, processes if backend == "torch" else 0, device) as pool:
+            t_abstracts = time.perf_counter()
+            vectors, embedded = encode_cached(encoder, [p.text for p in papers], cache, batch_size, progress,
                                               desc="abstracts", pool=pool)
+            t_sentences = time.perf_counter()
             sentence_vectors, embedded_sentences = encode_cached(
-                model, evidence.flat_texts(sentence_groups), cache, batch_size, progress, desc="sentences",
+                encoder, evidence.flat_texts(sentence_groups), cache, batch_size, progress, desc="sentences",
                 pool=pool)
         timings["embed"] = time.perf_counter() - t
+        embedding["seconds"] = {"abstracts": round(t_sentences - t_abstracts, 3),
+                                "sentences": round(time.perf_counter() - t_sentences, 3)}
+        embedding["embedded"] = {"abstracts": embedded, "sentences": embedded_sentences}
         if multilingual:
             t = time.perf_counter()
-            ml = MultilingualEncoder()
-            ml_cache = EmbeddingCache(cache_dir or default_cache_dir(out), ml.fingerprint)
-            ml_vectors, _ = encode_cached(ml, [p.text for p in papers], ml_cache, batch_size, progress,
-                                          desc="multilingual abstracts")
-            ml_sentences, _ = encode_cached(ml, evidence.flat_texts(sentence_groups), ml_cache, batch_size,
-                                            progress, desc="multilingual sentences")
-            ml_titles, _ = encode_cached(ml, [p.title for p in papers], ml_cache, batch_size, progress,
-                                         desc="multilingual titles")
+            ml = MultilingualEncoder(processes=ml_processes)
+            try:
+                ml_cache = EmbeddingCache(cache_dir or default_cache_dir(out), ml.fingerprint)
+                ml_vectors, _ = encode_cached(ml, [p.text for p in papers], ml_cache, batch_size, progress,
+                                              desc="multilingual abstracts")
+                ml_sentences, _ = encode_cached(ml, evidence.flat_texts(sentence_groups), ml_cache, batch_size,
+                                                progress, desc="multilingual sentences")
+                ml_titles, _ = encode_cached(ml, [p.title for p in papers], ml_cache, batch_size, progress,
+                                             desc="multilingual titles")
+            finally:
+                ml.close()
             timings["multilingual"] = time.perf_counter() - t
 
         corpus_fp = ix.corpus_fingerprint(papers)
         reused_from = None
         if explore:  # topics and the map; an evaluation run can skip them
             t = time.perf_counter()
-            key = explore_key(papers, corpus_fp, fingerprint)
+            key = explore_key(papers, corpus_fp, vectors_fingerprint(fingerprint, embedding["backend"]))
             reused_from = previous_explore(out, key)
             if reused_from is not None:
                 topics = tp.read_topics(reused_from / tp.TOPICS)
@@ -150,7 +173,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         if sentences:
             evidence.write(build_dir, sentence_groups, sentence_vectors)
         lexical.build([p.text for p in papers], build_dir / lexical.BM25_DIR)
-        encoder_meta = qe.write_encoder(build_dir, onnx_file, model) if onnx_file else None
+        encoder_meta = qe.write_encoder(build_dir, onnx_file, model) if onnx_file and query_encoder else None
         if explore and reused_from is not None:
             for name in (tp.TOPICS, layout.MAP):
                 shutil.copyfile(reused_from / name, build_dir / name)
@@ -168,6 +191,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "dimension": model_dimension(model),
             "count": len(papers),
             "metric": "cosine (inner product of L2-normalised vectors)",
+            "embedding": embedding,
             "index_type": index_meta["class"],
             "index": index_meta,
             "lexical": "BM25 (bm25s, Lucene variant, k1=1.5, b=0.75) over cleaned title + abstract, "
@@ -180,7 +204,8 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
             "inputs": [str(p) for p in inputs],
             "inputs_digest": inputs_digest(inputs),
             "multilingual": {"model": ML_NAME, "fingerprint": ml.fingerprint, "dimension": 512,
-                             "sentences": int(ml_sentences.shape[0])} if multilingual else None,
+                             "sentences": int(ml_sentences.shape[0]), "processes": ml_processes,
+                             "tokenizer": "sentencepiece"} if multilingual else None,
             "skipped_lines": len(skipped),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "library_versions": ix.library_versions(),

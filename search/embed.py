@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,11 @@ import numpy as np
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
+# What the build embeds with: the model's ONNX export in OpenVINO (2.0x torch's abstracts/s on 2 cores,
+# recall@10 against torch's vectors above 0.99: benchmarks/results/build.md), onnxruntime, or torch itself.
+BACKENDS = ("openvino", "onnxruntime", "torch")
+DEFAULT_BACKEND = "openvino"
+_CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
 from .progress import Progress
 
@@ -48,6 +54,32 @@ def model_fingerprint(model) -> str:
         h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     h.update(str(model.max_seq_length).encode())
     return h.hexdigest()
+
+
+def vectors_fingerprint(model_fingerprint: str, backend: str) -> str:
+    """What the cache keys vectors by: the weights, and the backend that computed them.
+
+    Backends agree to a cosine of 0.9999, not bit for bit, so vectors of two backends are never mixed
+    in one index; torch's key is the weights' own fingerprint."""
+    if backend == "torch":
+        return model_fingerprint
+    return hashlib.sha256(f"{model_fingerprint}\n{backend}".encode()).hexdigest()
+
+
+def cpu_description() -> dict:
+    """The processor's name and the vector instructions that decide which backend is fastest."""
+    name, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                name = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+                break
+    except OSError:
+        pass
+    return {"name": name, "cores": os.cpu_count(), "flags": [f for f in _CPU_FLAGS if f in flags]}
 
 
 def model_dimension(model) -> int:

