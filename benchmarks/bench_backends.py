@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_core import machine, pct  # noqa: E402
-from report import write_report  # noqa: E402
+from report import machine, pct, write_report  # noqa: E402
 
 
 def dev_queries(devsets: Path) -> list[str]:

@@ -23,8 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_core import SHARED, machine  # noqa: E402
-from report import write_report  # noqa: E402
+from report import SHARED, machine, write_report  # noqa: E402
 
 QUERY = "how do I make a language model read longer documents?"
 

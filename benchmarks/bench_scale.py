@@ -33,8 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_core import machine, pct  # noqa: E402
-from report import SHARED, write_report  # noqa: E402
+from report import SHARED, machine, pct, write_report  # noqa: E402
 
 SAMPLE = 512   # abstracts for model.encode's rate
 

@@ -1,7 +1,9 @@
-"""Shared by the benchmark scripts: print a report and record it under benchmarks/results/."""
+"""Shared by the benchmark scripts: the conference file, the machine's description, percentiles, and
+printing a report and recording it under benchmarks/results/."""
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 
 # The conference file the figures were measured on: a checkout of the shared data beside this one.
@@ -15,3 +17,13 @@ def write_report(lines: list[str], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report + "\n")
     print(report)
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def machine() -> str:
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores, {mem:.0f} GiB RAM, {platform.processor() or platform.machine()}, Python {platform.python_version()}"
