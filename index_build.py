@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="embedding cache directory (default: .embedding_cache/ beside the index)")
     ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True,
                     help="a second, multilingual vector space, so queries in Chinese, French, ... find these "
-                         "papers (default: on; --no-multilingual saves about a third of the build time)")
+                         "papers (default: on; --no-multilingual saves about a quarter of the build time)")
     ap.add_argument("--skip-bad-lines", action="store_true",
                     help="skip malformed lines with a warning each instead of stopping at the first")
     args = ap.parse_args(argv)

