@@ -169,7 +169,7 @@ def main() -> None:
     from search.embed import cpu_description, model_fingerprint, resolve_model, DEFAULT_MODEL
     from search.engine import open_engine
     from search.index import load_index
-    from search.query_encoder import OnnxEncoder, TOKENIZER, export
+    from search.query_encoder import OnnxEncoder, TOKENIZER, export, save_tokenizer
 
     pairs = dev_queries(args.devsets)
     queries = list(dict.fromkeys(q for q, _ in pairs))
@@ -191,7 +191,7 @@ def main() -> None:
     model = user_model
     work = Path(tempfile.mkdtemp(prefix="bench-build-"))
     onnx = export(model, work / "model.onnx")
-    model.tokenizer.backend_tokenizer.save(str(work / TOKENIZER))
+    save_tokenizer(model, work / TOKENIZER)
     fingerprint = model_fingerprint(model)
     sample_a = longest_first(abstracts[::max(1, len(abstracts) // SAMPLE_ABSTRACTS)][:SAMPLE_ABSTRACTS])
     all_sentences = evidence.flat_texts(groups)

@@ -114,8 +114,8 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
                      "cpu": cpu_description()}
         _announce(progress, f"embedding with {embedding['backend']} on {embedding['cpu']['name']} "
                             f"({', '.join(embedding['cpu']['flags']) or 'no AVX2'})")
-        cache = EmbeddingCache(cache_dir or default_cache_dir(out),
-                               vectors_fingerprint(fingerprint, embedding["backend"]))
+        vectors_key = vectors_fingerprint(fingerprint, embedding["backend"])
+        cache = EmbeddingCache(cache_dir or default_cache_dir(out), vectors_key)
         # sentence vectors serve "why this result" only; an evaluation run can skip them
         sentence_groups = evidence.paper_sentences(papers) if sentences else []
         with start_pool(model, processes if backend == "torch" else 0, device) as pool:
@@ -149,7 +149,7 @@ def build_index(inputs: list[Path], out: Path, model_name: str = DEFAULT_MODEL, 
         reused_from = None
         if explore:  # topics and the map; an evaluation run can skip them
             t = time.perf_counter()
-            key = explore_key(papers, corpus_fp, vectors_fingerprint(fingerprint, embedding["backend"]))
+            key = explore_key(papers, corpus_fp, vectors_key)
             reused_from = previous_explore(out, key)
             if reused_from is not None:
                 topics = tp.read_topics(reused_from / tp.TOPICS)
