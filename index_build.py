@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from search.build import build_index
-from search.cli import run_guarded
+from search.guard import run_guarded
 from search.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 from search.progress import ProgressLog
 
@@ -62,5 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def run(argv: list[str] | None = None) -> int:
+    """The script as a shell runs it: the exit code, failures as one line on stderr."""
+    return run_guarded(lambda: main(argv))
+
+
 if __name__ == "__main__":
-    sys.exit(run_guarded(main))
+    sys.exit(run())

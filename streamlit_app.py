@@ -12,15 +12,15 @@ import streamlit as st
 from search import background
 from search.cards import Card, cards_html
 from search.corpus import CorpusError, Paper
-from search.embed import load_model, model_fingerprint
+from search.embed import Encoder, as_encoder, load_model
+from search.catalog import ordered
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Hit, Result,
-                           UnknownPaper, ordered, score_text)
+                           UnknownPaper, open_engine, score_text)
 from search.export import FORMATS, author_line, export, review_line
 from search.fetch import API_URL, DEFAULT_VENUE, default_out
-from search.index import IndexLoadError, load_index, resolve
+from search.index import IndexLoadError, resolve
 from search.progress import read_status, status_text
 from search.lexical import marker
-from search.query_encoder import load_encoder
 from search.text import plain_markdown, to_html
 from search.uploads import UploadError, texts_from_upload
 
@@ -41,9 +41,9 @@ st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/
 
 
 @st.cache_resource(show_spinner="Loading the model…")
-def get_model(name: str):
-    model = load_model(name)
-    return model, model_fingerprint(model)
+def get_model(name: str) -> Encoder:
+    """The sentence-transformers model, for an index built without its ONNX export (loaded once a server)."""
+    return as_encoder(load_model(name))
 
 
 @st.cache_resource(show_spinner="Loading the index…", max_entries=2)
@@ -52,13 +52,7 @@ def get_engine(build_path: str) -> Engine:
 
     Queries are encoded by the ONNX export the build shipped (no torch import); an index without
     one falls back to the sentence-transformers model."""
-    data = load_index(Path(build_path))
-    encoder = load_encoder(data.path, data.manifest)
-    if encoder is not None:
-        engine = Engine(data, encoder)
-    else:
-        model, fingerprint = get_model(data.manifest["model"]["name"])
-        engine = Engine(data, model, fingerprint)
+    engine = open_engine(Path(build_path), fallback=get_model)
     # Streamlit runs a full garbage collection after every script run; over the engine's long-lived
     # objects that took 86 ms a rerun at 4,302 papers (benchmarks/bench_page.py), holding the GIL while
     # the results wait to be sent. Frozen objects are left out of it (and still freed by reference counting).
@@ -182,7 +176,7 @@ def rating(raw: str) -> float:
 def reading_list(engine: Engine) -> list[str]:
     """The ids in ?list=, valid ones only; unknown ones are named once above the page."""
     raw = st.query_params.get("list", "")
-    known, unknown = engine.split_ids(raw.replace(",", " ").split())
+    known, unknown = engine.catalog.split_ids(raw.replace(",", " ").split())
     if unknown:
         st.warning("Not in this index, left out of the reading list: "
                    + plain_markdown(", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")))
@@ -242,10 +236,10 @@ def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
 def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int | None = None,
          more: tuple[str, ...] = (), body: str = "", topic: bool = True, similar: bool = True,
          abstract_open: bool = False) -> Card:
-    label = engine.topic_label(p) if topic else ""
+    label = engine.catalog.topic_label(p) if topic else ""
     # the open paper (abstract shown) names every author; a list card the first six
     small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
-             meta_line(p, score, engine.has_ratings),
+             meta_line(p, score, engine.catalog.has_ratings),
              *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
     return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
                 abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
@@ -358,7 +352,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed
 
 
 def paper_view(engine: Engine, pid: str, k: int, flt: dict, listed: list[str]) -> None:
-    paper = engine.paper(pid)
+    paper = engine.catalog.paper(pid)
     if paper is None:
         st.error(f"No paper with id “{plain_markdown(pid)}” in this index. It may come from another index; "
                  "search for it instead.")
@@ -382,24 +376,24 @@ TOPIC_PAGE = 25  # cards a topic page shows at once
 def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
     from search.stats import summarise
 
-    topic = engine.topics.get(int(raw)) if raw.strip().isdigit() else None
+    topic = engine.catalog.topics.get(int(raw)) if raw.strip().isdigit() else None
     if topic is None:
         st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
-                 f"the {len(engine.topics)} topics there are.")
+                 f"the {len(engine.catalog.topics)} topics there are.")
         return
-    papers = engine.topic_papers(topic.id, **flt)
+    papers = engine.catalog.topic_papers(topic.id, **flt)
     st.subheader(plain_markdown(f"Topic: {topic.label}"))
     filtered = f", {len(papers)} matching the filters" if is_filtered(flt) else ""
     order = "closest to the topic's centre first" if flt["sort"] == "relevance" else SORT_LABELS[flt["sort"]]
     st.caption(plain_markdown(f"{topic.size} papers{filtered} · {order} · terms: {', '.join(topic.terms)}"))
-    if engine.has_ratings:
-        own = summarise(topic.label, [engine.paper(pid) for pid in topic.papers])
+    if engine.catalog.has_ratings:
+        own = summarise(topic.label, [engine.catalog.paper(pid) for pid in topic.papers])
         if own.rated:
             from search.stats import histogram_figure
 
             st.caption(f"{own.orals} orals ({own.oral_share:.0%}) · {own.rated} with reviews · mean rating "
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
-                       f"(the conference: {engine.rating_summary})")
+                       f"(the conference: {engine.catalog.rating_summary})")
             st.plotly_chart(histogram_figure(own.ratings, topic.label), width="stretch", key="topic-hist",
                             config={"displayModeBar": False})
     pages = max(1, -(-len(papers) // TOPIC_PAGE))
@@ -429,11 +423,11 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colo
     from search.layout import map_figure
 
     engine = get_engine(build_path)
-    return map_figure(engine.papers, engine.map_xy, engine.topics, list(hits), list(listed), colour, focus)
+    return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour, focus)
 
 
 def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
-    if engine.map_xy is None:
+    if engine.catalog.map_xy is None:
         st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
     search_box(engine, query)
@@ -443,14 +437,14 @@ def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: l
     hits = result.hits if result is not None else []
     colour = "topic" if st.query_params.get("color") == "topic" else "area"
     focus = st.query_params.get("focus")
-    focus = focus if focus and engine.paper(focus) is not None else None
+    focus = focus if focus and engine.catalog.paper(focus) is not None else None
     left, right = st.columns([3, 1])
     with right:
         st.radio("Colour by", ("area", "topic"), index=0 if colour == "area" else 1, horizontal=True,
                  key="colour_w", format_func={"area": "primary area", "topic": "topic"}.get,
                  on_change=lambda: go(view="map", **({"q": query} if query else {}),
                                       **({"color": "topic"} if st.session_state["colour_w"] == "topic" else {})))
-        labels = {f"{t.label} ({t.size})": t.id for t in sorted(engine.topics.values(), key=lambda t: t.label)}
+        labels = {f"{t.label} ({t.size})": t.id for t in sorted(engine.catalog.topics.values(), key=lambda t: t.label)}
         st.selectbox("Find a topic", list(labels), index=None, placeholder="type to search the topics",
                      key="topic_pick", on_change=lambda: go(topic=str(labels[st.session_state["topic_pick"]])))
         if hits:
@@ -485,7 +479,7 @@ def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], c
     points = event.selection.points if event else []
     data = next((pt["customdata"] for pt in points if pt.get("customdata")), None)
     chosen = str(data[0] if isinstance(data, list) else data) if data else None
-    if chosen and engine.paper(chosen) is not None:
+    if chosen and engine.catalog.paper(chosen) is not None:
         go(paper=chosen)
         st.rerun(scope="app")
 
@@ -496,8 +490,8 @@ def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
         st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
                 "in this page's address, so bookmark or share it.")
         return
-    papers = [engine.papers[r] for r in ordered([engine.row(pid) for pid in listed], engine.papers, flt["sort"])]
-    labels = engine.topic_labels(papers)
+    papers = [engine.papers[r] for r in ordered([engine.catalog.row(pid) for pid in listed], engine.papers, flt["sort"])]
+    labels = engine.catalog.topic_labels(papers)
     cols = st.columns(len(FORMATS))
     for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
                                                       ("reading-list.csv", "text/csv"),
@@ -527,7 +521,7 @@ def stats_table(engine: Engine, rows) -> str:
         best = ""
         if r.best:
             best = "; ".join(f"[{plain_markdown(short(p.title, 48))}](?paper={p.id}) ({p.avg_rating:.2f})"
-                             for p in map(engine.paper, r.best))
+                             for p in map(engine.catalog.paper, r.best))
         name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
         out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | "
                    f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
@@ -541,7 +535,7 @@ def short(text: str, n: int) -> str:
 def stats_view(engine: Engine) -> None:
     from search.stats import box_figure, groups as stats_groups
 
-    groups = dict(stats_groups(engine.papers, engine.topics))
+    groups = dict(stats_groups(engine.papers, engine.catalog.topics))
     whole = groups["all"][0]
     st.subheader("The conference at a glance")
     st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({whole.oral_share:.0%}); {whole.rated:,} with "
@@ -559,16 +553,16 @@ def stats_view(engine: Engine) -> None:
 
 
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
-    cols = st.columns(4 if engine.has_ratings else 3)
+    cols = st.columns(4 if engine.catalog.has_ratings else 3)
     cols[0].button("Search", icon=":material/search:", key="nav-search", on_click=go, width="stretch",
                    type="primary" if view == "search" else "secondary")
-    if engine.map_xy is not None:
+    if engine.catalog.map_xy is not None:
         q = st.query_params.get("q", "")
         cols[1].button("Map", icon=":material/map:", key="nav-map", on_click=go, kwargs={"view": "map", **({"q": q} if q else {})},
                        width="stretch", type="primary" if view == "map" else "secondary")
     cols[2].button(f"Reading list ({len(listed)})", icon=":material/bookmarks:", key="nav-list", on_click=go, kwargs={"view": "list"},
                    width="stretch", type="primary" if view == "list" else "secondary")
-    if engine.has_ratings:
+    if engine.catalog.has_ratings:
         cols[3].button("Statistics", icon=":material/bar_chart:", key="nav-stats", on_click=go,
                        kwargs={"view": "stats"}, width="stretch", type="primary" if view == "stats" else "secondary")
 
@@ -578,18 +572,18 @@ def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[st
     with st.sidebar:
         st.radio("Ranking", MODES, index=MODES.index(mode), key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
-        if engine.areas:
-            st.multiselect("Primary area", engine.areas, default=[a for a in areas if a in engine.areas],
+        if engine.catalog.areas:
+            st.multiselect("Primary area", engine.catalog.areas, default=[a for a in areas if a in engine.catalog.areas],
                            key="area_w", on_change=set_param, args=("area", "area_w"))
-        if engine.venues:
-            st.multiselect("Venue", engine.venues, default=[v for v in venues if v in engine.venues],
+        if engine.catalog.venues:
+            st.multiselect("Venue", engine.catalog.venues, default=[v for v in venues if v in engine.catalog.venues],
                            key="venue_w", on_change=set_param, args=("venue", "venue_w"),
                            format_func=lambda v: v.replace("ICLR 2026 ", ""))
-        if engine.has_authors:
+        if engine.catalog.has_authors:
             st.text_input("Author", value=author, key="author_w", on_change=set_param, args=("author", "author_w"),
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
-        if engine.has_ratings:
+        if engine.catalog.has_ratings:
             st.selectbox("Sort by", SORTS, index=SORTS.index(sort), key="sort_w", on_change=set_param,
                          args=("sort", "sort_w"), format_func=SORT_LABELS.get,
                          help="Rating and oral re-order the 30 papers most relevant to a query (or the "
@@ -613,8 +607,8 @@ def main() -> None:
     min_rating = url_setting("min_rating", None, rating, "a rating from 0 to 10", ignored)
     if ignored:
         st.warning("Ignored in the address: " + plain_markdown("; ".join(ignored)) + ". The defaults apply.")
-    areas = [a for a in st.query_params.get_all("area") if a in engine.areas]
-    venues = [v for v in st.query_params.get_all("venue") if v in engine.venues]
+    areas = [a for a in st.query_params.get_all("area") if a in engine.catalog.areas]
+    venues = [v for v in st.query_params.get_all("venue") if v in engine.catalog.venues]
     author = st.query_params.get("author", "").strip()[:200]
     sidebar(engine, k, mode, areas, venues, author, sort, min_rating)
     flt = {"areas": areas, "venues": venues, "authors": [author] if author else [], "min_rating": min_rating,

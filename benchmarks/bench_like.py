@@ -27,11 +27,11 @@ def main() -> None:
     args = ap.parse_args()
     engine = open_engine(args.index)
     areas = np.array([p.primary_area for p in engine.papers])
-    by_area = {a: np.flatnonzero(areas == a) for a in engine.areas}
+    by_area = {a: np.flatnonzero(areas == a) for a in engine.catalog.areas}
     rng = np.random.default_rng(0)
     lists = []
     for _ in range(args.lists):
-        area = engine.areas[rng.integers(len(engine.areas))]
+        area = engine.catalog.areas[rng.integers(len(engine.catalog.areas))]
         lists.append((area, rng.choice(by_area[area], 5, replace=False)))
 
     def precision(rows, area) -> float:
@@ -43,9 +43,9 @@ def main() -> None:
     for area, rows in lists:
         ids = [engine.papers[r].id for r in rows]
         one = engine.similar(ids[:1], 10, mode="semantic").hits
-        scores["one paper (vectors)"].append(precision([engine.row(h.paper.id) for h in one], area))
+        scores["one paper (vectors)"].append(precision([engine.catalog.row(h.paper.id) for h in one], area))
         one = engine.similar(ids[:1], 10).hits
-        scores["one paper (hybrid, the page's default)"].append(precision([engine.row(h.paper.id) for h in one], area))
+        scores["one paper (hybrid, the page's default)"].append(precision([engine.catalog.row(h.paper.id) for h in one], area))
         centre = engine.vectors[rows].mean(axis=0)
         sims = engine.vectors @ centre
         sims[rows] = -np.inf
@@ -54,7 +54,7 @@ def main() -> None:
         hits = engine.similar(ids, 10).hits
         svm_ms.append((time.perf_counter() - t) * 1000)
         assert not {h.paper.id for h in hits} & set(ids)
-        scores["linear SVM per list (used)"].append(precision([engine.row(h.paper.id) for h in hits], area))
+        scores["linear SVM per list (used)"].append(precision([engine.catalog.row(h.paper.id) for h in hits], area))
     lines = ["# Papers like my list", "", "Command: `python benchmarks/bench_like.py --index DIR` "
              "(DIR built from seeds + ../shared/data; 2 cores, 24 GiB)", "",
              f"{len(engine.papers):,} papers, {len(lists)} lists of 5 papers from one primary area (seed 0); "

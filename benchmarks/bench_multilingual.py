@@ -112,7 +112,7 @@ def main() -> None:
         for r in rows:
             q = ml["encoder"].encode([r[lang]])[0]
             a, t = ml["abstracts"] @ q, ml["titles"] @ q
-            shipped = engine._multilingual_candidates(q).dense(engine.weights)
+            shipped = engine.rankers.multilingual_candidates(q).dense(engine.weights)
             for name, sc in (("abstract", a), ("title", t), ("mean", (a + t) / 2), ("shipped", shipped)):
                 top = list(np.argsort(-sc)[:10])
                 target = rows_of[r["paper"]]

@@ -71,14 +71,14 @@ def collect(engine, queries: dict[str, str], qrels: dict) -> list[tuple]:
             continue
         ml = None
         if detect_language(text) != "en" and engine.multilingual:
-            vec = engine._encode_multilingual(text)
-            ml = engine._multilingual_candidates(vec)
+            vec = engine.queries.across_languages(text)
+            ml = engine.rankers.multilingual_candidates(vec)
             dense_rows = top_rows(ml.dense(engine.weights), POOL)
         else:
             vec, _ = engine.encode_query(text)
-            dense_rows = engine._dense_rank(vec, POOL, None)
-        lex = engine.lexical.scores(text)
-        cands = engine.candidates(vec, dense_rows, engine._lexical_rank(lex, POOL, None), lex, ml)
+            dense_rows = engine.rankers.dense(vec, POOL, None)
+        lex = engine.rankers.lexical.scores(text)
+        cands = engine.rankers.candidates(vec, dense_rows, engine.rankers.lexical_rows(lex, POOL, None), lex, ml)
         out.append((cands, query_kind(text), qrels[qid], ids))
     return out
 
@@ -211,7 +211,7 @@ def main() -> None:
                          f"{np.percentile(values, 1):.3f} | {np.median(values):.3f} | | |")
     for text in FAR:
         result = engine.search(text, 10, evidence=False)
-        shared = bool(engine.lexical.scores(text).max() > 0)
+        shared = bool(engine.rankers.lexical.scores(text).max() > 0)
         lines.append(f"| far: {text[:40]!r} | {result.space} | {max(h.cosine for h in result.hits):.3f} | | | "
                      f"{'yes' if shared else 'no'} | {'yes' if 'Nothing in this index' in result.message else 'NO'} |")
     print("\n".join(lines[-len(FAR) - 6:]))

@@ -151,7 +151,7 @@ def phase_query(n: int, work: Path, n_queries: int) -> dict:
     from search.embed import load_model
 
     model = load_model()  # the floor for a query's encode; loaded after RSS was read
-    flat = engine.data.vectors.reconstruct_n(0, engine.data.vectors.ntotal) if engine.exact else \
+    flat = engine.data.vectors.reconstruct_n(0, engine.data.vectors.ntotal) if engine.rankers.exact else \
         engine.vectors.astype(np.float32)
     qs = queries(n_queries)
     for q in qs[:5]:
@@ -175,7 +175,7 @@ def phase_query(n: int, work: Path, n_queries: int) -> dict:
         vec, _ = engine.encode_query(q)
         t_enc.append(time.perf_counter() - t)
         t = time.perf_counter()
-        engine._dense_rank(vec, 10, None)  # FAISS search as the engine calls it
+        engine.rankers.dense(vec, 10, None)  # FAISS search as the engine calls it
         t_faiss.append(time.perf_counter() - t)
     for q in qs:  # the floors, each alone, as they would run
         t = time.perf_counter()
@@ -189,7 +189,7 @@ def phase_query(n: int, work: Path, n_queries: int) -> dict:
         top[np.argsort(-s[top])]
         t_numpy.append(time.perf_counter() - t)
     recall = None
-    if not engine.exact:  # the approximate index against exact search over the same vectors
+    if not engine.rankers.exact:  # the approximate index against exact search over the same vectors
         import faiss
 
         exact = faiss.IndexFlatIP(flat.shape[1])

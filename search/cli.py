@@ -11,39 +11,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from .corpus import CorpusError
+from . import guard
+from .guard import UsageError, fail
 from .fetch import API_URL, DEFAULT_VENUE, FetchError, call, default_out, fetch_venue, make_client, write_jsonl
 from .export import FORMATS, export
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
-from .index import BuildBusy, IndexLoadError, IndexSpecError
 from .ranking import DEFAULT_WEIGHTS, KINDS, Weights
 
-EXPECTED_ERRORS = (CorpusError, FetchError, IndexLoadError, IndexSpecError, BuildBusy, UnknownPaper, FileNotFoundError)
-
-
-class UsageError(Exception):
-    """A bad argument the parser could not see."""
-
-
-def fail(message: str, code: int = 2) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return code
+# the query commands' own failures, beside those every script expects (guard.EXPECTED_ERRORS)
+QUERY_ERRORS = (FetchError, UnknownPaper)
 
 
 def run_guarded(main: Callable[[], int]) -> int:
-    """Run a command; expected failures become one line on stderr and a non-zero exit, never a traceback."""
-    try:
-        return main()
-    except EXPECTED_ERRORS + (UsageError,) as e:
-        return fail(str(e).splitlines()[0] if str(e) else e.__class__.__name__)
-    except KeyboardInterrupt:
-        return fail("interrupted", 130)
-    except BrokenPipeError:
-        return 0
-    except MemoryError:
-        return fail("out of memory")
-    except OSError as e:
-        return fail(f"{getattr(e, 'filename', '') or ''}: {e.strerror or e}".lstrip(": "))
+    """Run a query command under guard.run_guarded with the query commands' own failures."""
+    return guard.run_guarded(main, QUERY_ERRORS)
 
 
 def default_index() -> Path:
@@ -115,7 +96,7 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _check_filters(engine: Engine, args: argparse.Namespace) -> None:
-    for name, given, known in (("area", args.area, engine.areas), ("venue", args.venue, engine.venues)):
+    for name, given, known in (("area", args.area, engine.catalog.areas), ("venue", args.venue, engine.catalog.venues)):
         bad = [g for g in given if g not in known]
         if bad:
             raise UsageError(f"unknown --{name} {', '.join(repr(b) for b in bad)}; this index has: "
@@ -140,25 +121,25 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
 
 def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     ids = [i for line in _read_lines(args.file) for i in line.split()] if args.file else args.ids
-    known, unknown = engine.split_ids(ids)
+    known, unknown = engine.catalog.split_ids(ids)
     if unknown:
         raise UnknownPaper(unknown)
     if not known:
         raise UsageError("nothing to export: give paper ids or --file FILE")
-    papers = [engine.paper(pid) for pid in known]
-    sys.stdout.write(export(papers, args.format, engine.topic_labels(papers)))
+    papers = [engine.catalog.paper(pid) for pid in known]
+    sys.stdout.write(export(papers, args.format, engine.catalog.topic_labels(papers)))
     return 0
 
 
 def _need_explore(engine: Engine) -> None:
-    if not engine.topics:
+    if not engine.catalog.topics:
         raise UsageError(f"the index at {engine.data.path} has no topics or map (built with an older "
                          "version or for evaluation); run `python index_build.py` to rebuild it")
 
 
 def cmd_topics(engine: Engine, args: argparse.Namespace) -> int:
     _need_explore(engine)
-    for t in engine.topics.values():
+    for t in engine.catalog.topics.values():
         if args.json:
             print(json.dumps({"topic": t.id, "label": t.label, "size": t.size, "papers": t.papers},
                              ensure_ascii=False))
@@ -169,7 +150,7 @@ def cmd_topics(engine: Engine, args: argparse.Namespace) -> int:
 
 def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
     _need_explore(engine)
-    for p, (x, y) in zip(engine.papers, engine.map_xy.tolist()):
+    for p, (x, y) in zip(engine.papers, engine.catalog.map_xy.tolist()):
         if args.json:
             print(json.dumps({"id": p.id, "x": round(x, 6), "y": round(y, 6), "topic": p.topic}))
         else:
@@ -180,7 +161,7 @@ def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
 def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
     from .stats import groups, table
 
-    for group, rows in groups(engine.papers, engine.topics):
+    for group, rows in groups(engine.papers, engine.catalog.topics):
         if args.json:
             for r in rows:
                 print(json.dumps({"group": group, **r.to_dict()}, ensure_ascii=False))

@@ -8,6 +8,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import decoding
 from .text import clean_for_model, derive_title, id_from_digest, match_digest, strip_control
 
 TEXT_SUFFIXES = {".txt", ".md", ""}
@@ -94,22 +95,11 @@ def input_files(paths: list[Path]) -> list[Path]:
 
 
 def decode(path: Path, data: bytes) -> str:
-    """Bytes to text: UTF-8 (with or without BOM) or BOM-marked UTF-16; anything else is refused."""
-    if not data.strip():
-        raise CorpusError(f"{path}: file is empty")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            raise CorpusError(f"{path}: starts with a UTF-16 mark but is not valid UTF-16") from None
-    if b"\x00" in data[:65536]:
-        raise CorpusError(f"{path}: looks binary (NUL bytes), not a text file of abstracts")
+    """Bytes to text (decoding.decode); CorpusError names the file and line of what is wrong."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise CorpusError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02x}); "
-                          "save the file as UTF-8") from None
+        return decoding.decode(str(path), data)
+    except decoding.DecodeError as e:
+        raise CorpusError(str(e)) from None
 
 
 def _lines(text: str) -> list[str]:

@@ -8,6 +8,7 @@ import platform
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -42,18 +43,58 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None):
 
 
 def model_fingerprint(model) -> str:
-    """sha256 over the model's weights: two models with equal fingerprints embed alike.
-
-    An exported query encoder carries the fingerprint of the model it came from (its file is
-    checked against the index manifest's checksum instead)."""
-    if isinstance(getattr(model, "fingerprint", None), str):
-        return model.fingerprint
+    """sha256 over a sentence-transformers model's weights: two models with equal fingerprints embed alike."""
     h = hashlib.sha256()
     for key, tensor in sorted(model.state_dict().items()):
         h.update(key.encode())
         h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     h.update(str(model.max_seq_length).encode())
     return h.hexdigest()
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """What turns texts into vectors for the engine and the build: the model's ONNX export
+    (query_encoder.OnnxEncoder) or the sentence-transformers model itself (TorchEncoder)."""
+
+    max_seq_length: int  # tokens the model reads; the rest of a longer text is cut
+    fingerprint: str     # of the weights the vectors come from (the manifest's model fingerprint)
+    backend: str         # what computes them: "torch", "onnxruntime f32", "openvino bf16"
+
+    def encode(self, texts: list[str], batch_size: int = 32, **options) -> np.ndarray:
+        """L2-normalised float32 rows, one per text."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens with the model's special ones, before truncation."""
+
+    def get_embedding_dimension(self) -> int: ...
+
+
+class TorchEncoder:
+    """A SentenceTransformer as an `Encoder`."""
+
+    backend = "torch"
+
+    def __init__(self, model, fingerprint: str | None = None):
+        self.model = model
+        self.max_seq_length = int(model.max_seq_length)
+        self.fingerprint = fingerprint or model_fingerprint(model)
+
+    def encode(self, texts: list[str], batch_size: int = 32, **options) -> np.ndarray:
+        vecs = self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                 show_progress_bar=False, **options)
+        return vecs.astype(np.float32, copy=False)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+    def get_embedding_dimension(self) -> int:
+        return model_dimension(self.model)
+
+
+def as_encoder(model, fingerprint: str | None = None) -> Encoder:
+    """An `Encoder` as it is; a SentenceTransformer wrapped in one (`fingerprint` saves hashing its weights)."""
+    return model if isinstance(model, Encoder) else TorchEncoder(model, fingerprint)
 
 
 def vectors_fingerprint(model_fingerprint: str, backend: str) -> str:
@@ -83,14 +124,9 @@ def cpu_description() -> dict:
 
 
 def model_dimension(model) -> int:
+    """The vectors' width (sentence-transformers 5 renamed the method; encoders of ours have the new name)."""
     get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return int(get())
-
-
-def token_count(model, text: str) -> int:
-    if hasattr(model, "count_tokens"):
-        return model.count_tokens(text)
-    return len(model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
 
 
 def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | None = None,

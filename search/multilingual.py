@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -101,6 +102,49 @@ class MultilingualEncoder:
 
 _PIECE = 16        # texts per task of a worker: small enough that both workers finish a chunk together
 _worker_encoder: MultilingualEncoder | None = None  # one per worker process, made by its initializer
+
+
+@dataclass
+class MultilingualSpace:
+    """The papers in the multilingual space: abstracts, titles and (when the build made them) sentences."""
+    encoder: MultilingualEncoder
+    abstracts: np.ndarray
+    titles: np.ndarray
+    sentences: np.ndarray | None       # rows in the order of the English sentences (evidence.SENTENCE_OFFSETS)
+
+
+def write_space(build_dir: Path, abstracts: np.ndarray, sentences: np.ndarray, titles: np.ndarray,
+                fingerprint: str, processes: int) -> dict:
+    """Write the space into a build; returns its manifest entry."""
+    from .index import write_vectors
+
+    write_vectors(build_dir / VECTORS, abstracts)
+    np.save(build_dir / SENTENCE_VECTORS, sentences.astype(np.float16))
+    np.save(build_dir / TITLE_VECTORS, titles.astype(np.float32))
+    return {"model": NAME, "fingerprint": fingerprint, "dimension": 512, "sentences": int(sentences.shape[0]),
+            "processes": processes, "tokenizer": "sentencepiece"}
+
+
+def load_space(path: Path, entry: dict | None, count: int) -> MultilingualSpace | None:
+    """The space of the index at `path` (None when built without it); IndexLoadError says what is wrong."""
+    import faiss
+
+    from .index import REBUILD, IndexLoadError
+
+    if not entry:
+        return None
+    encoder = MultilingualEncoder()
+    if encoder.fingerprint != entry["fingerprint"]:
+        raise IndexLoadError(f"the index at {path} has a multilingual space from another encoder; {REBUILD}")
+    index = faiss.read_index(str(path / VECTORS))
+    if index.ntotal != count:
+        raise IndexLoadError(f"{path / VECTORS} holds {index.ntotal} vectors for {count} papers; {REBUILD}")
+    detect_language("warm the language detector up")  # its first call loads models (~1 s)
+    sentences = None
+    if entry.get("sentences"):
+        sentences = np.load(path / SENTENCE_VECTORS, allow_pickle=False).astype(np.float32)
+    titles = np.load(path / TITLE_VECTORS, allow_pickle=False)
+    return MultilingualSpace(encoder, index.reconstruct_n(0, index.ntotal), titles, sentences)
 
 
 def _start_worker() -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from . import decoding
+
 MAX_UPLOAD_BYTES = 2_000_000
 MAX_TEXTS = 500
 SUFFIXES = (".txt", ".bib")
@@ -13,16 +15,12 @@ class UploadError(ValueError):
 
 
 def _decode(name: str, data: bytes) -> str:
-    if not data.strip():
-        raise UploadError(f"{name} is empty")
     if len(data) > MAX_UPLOAD_BYTES:
         raise UploadError(f"{name} is {len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,}")
-    if b"\x00" in data[:8192]:
-        raise UploadError(f"{name} looks binary, not text")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise UploadError(f"{name} is not UTF-8 text (byte {e.start})") from None
+        return decoding.decode(name, data)
+    except decoding.DecodeError as e:
+        raise UploadError(str(e)) from None
 
 
 def bib_texts(text: str) -> list[str]:

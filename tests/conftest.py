@@ -31,12 +31,42 @@ def fingerprint(model):
 
 
 @pytest.fixture(scope="session")
-def seed_index(tmp_path_factory, model) -> Path:
+def embedding_cache(tmp_path_factory) -> Path:
+    """One embedding cache for the whole session: a build that is not about the cache embeds each text
+    and exports the model once. Tests of the cache itself start from `cache_copy(..., vectors=False)`."""
+    return tmp_path_factory.mktemp("embedding-cache")
+
+
+def cache_copy(cache: Path, dest: Path, vectors: bool = True) -> Path:
+    """A private copy of the session's cache (hard links: the cache never rewrites a file).
+
+    vectors=False keeps only the model's ONNX export, so a build embeds everything again without
+    exporting again."""
+    for sub in cache.iterdir() if cache.is_dir() else []:
+        if vectors or (sub / "query_encoder.onnx").is_file():
+            shutil.copytree(sub, dest / sub.name, copy_function=os.link,
+                            ignore=None if vectors else shutil.ignore_patterns("shard-*"))
+    dest.mkdir(parents=True, exist_ok=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def seed_index(tmp_path_factory, model, embedding_cache) -> Path:
     """An index of the 66 seed papers, built once with the real model."""
     from search.build import build_index
 
     out = tmp_path_factory.mktemp("seedindex") / "index"
-    build_index([SEEDS], out, model=model)
+    build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
+    return out
+
+
+@pytest.fixture(scope="session")
+def multilingual_seed_index(tmp_path_factory, model, embedding_cache) -> Path:
+    """The seeds with the multilingual space, as `python index_build.py` builds them by default."""
+    from search.build import build_index
+
+    out = tmp_path_factory.mktemp("mlindex") / "index"
+    build_index([SEEDS], out, model=model, cache_dir=embedding_cache, multilingual=True)
     return out
 
 
@@ -68,12 +98,12 @@ def iclr_subset(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def iclr_index(tmp_path_factory, model, iclr_subset) -> Path:
+def iclr_index(tmp_path_factory, model, iclr_subset, embedding_cache) -> Path:
     """Seeds merged with their full records and 150 more ICLR papers, built with the real model."""
     from search.build import build_index
 
     out = tmp_path_factory.mktemp("iclrindex") / "index"
-    build_index([SEEDS, iclr_subset], out, model=model)
+    build_index([SEEDS, iclr_subset], out, model=model, cache_dir=embedding_cache)
     return out
 
 

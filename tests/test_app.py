@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cards_page import buttons, cards, click, component
-from conftest import ROOT
+from conftest import ROOT, cache_copy
 
 APP = str(ROOT / "streamlit_app.py")
 
@@ -154,10 +154,14 @@ def wait_for_job(out, seconds: float = 400) -> dict:
     raise AssertionError(f"background build still running after {seconds} s: {status}")
 
 
-def test_first_run_serves_seeds_then_swaps_in_the_conference(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_first_run_serves_seeds_then_swaps_in_the_conference(tmp_path, monkeypatch, embedding_cache,
+                                                             multilingual_seed_index):
     from search import background
 
     out = tmp_path / "fresh" / "index"
+    # the default cache beside the index holds the seeds' vectors: the job embeds the conference's papers only
+    cache_copy(embedding_cache, out.parent / ".embedding_cache")
     data = tmp_path / "conference.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in [
         {"id": f"conf{i}", "title": f"Analytical engines {i}", "authors": ["Ada Lovelace", f"Author {i}"],
@@ -217,7 +221,7 @@ def test_background_build_failure_is_shown_and_not_retried(tmp_path, monkeypatch
 
 def test_topic_view_lists_its_papers_and_combines_with_facets(iclr_index, iclr_engine, monkeypatch):
     monkeypatch.setenv("SEARCH_INDEX", str(iclr_index))
-    topic = iclr_engine.topics[0]
+    topic = iclr_engine.catalog.topics[0]
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["topic"] = str(topic.id)
     at.run()
@@ -226,10 +230,10 @@ def test_topic_view_lists_its_papers_and_combines_with_facets(iclr_index, iclr_e
     shown = cards(at, "t")
     assert len(shown) == topic.size
     assert shown[0]["pid"] == topic.papers[0]
-    area = next(p.primary_area for p in map(iclr_engine.paper, topic.papers) if p.primary_area)
+    area = next(p.primary_area for p in map(iclr_engine.catalog.paper, topic.papers) if p.primary_area)
     at.query_params["area"] = area
     at.run()
-    assert 0 < len(cards(at, "t")) == len(iclr_engine.topic_papers(topic.id, [area])) < topic.size + 1
+    assert 0 < len(cards(at, "t")) == len(iclr_engine.catalog.topic_papers(topic.id, [area])) < topic.size + 1
 
 
 def test_every_hit_links_its_topic(app, engine):
@@ -238,7 +242,7 @@ def test_every_hit_links_its_topic(app, engine):
     shown = cards(app, "q")
     links = buttons(app, "q", "topic")
     assert len(links) == 10 and all(b["label"].startswith("Topic: ") for b in links)
-    assert links[0]["id"] == str(engine.paper(shown[0]["pid"]).topic)
+    assert links[0]["id"] == str(engine.catalog.paper(shown[0]["pid"]).topic)
     click(app, "q", "topic", links[0]["id"])
     assert app.query_params["topic"] in ([links[0]["id"]], links[0]["id"])
     assert app.subheader[0].value.startswith("Topic:")
@@ -377,8 +381,8 @@ def test_stats_view_draws_charts_with_tables_beside_them(conference_app, iclr_en
     assert len(at.get("plotly_chart")) == 2
     tables = [m.value for m in at.markdown if m.value.startswith("| | papers")]
     assert len(tables) == 2
-    assert tables[0].count("\n") == len(iclr_engine.areas) + 1 and "(?paper=" in tables[0]
-    assert tables[1].count("(?topic=") == len(iclr_engine.topics)
+    assert tables[0].count("\n") == len(iclr_engine.catalog.areas) + 1 and "(?paper=" in tables[0]
+    assert tables[1].count("(?topic=") == len(iclr_engine.catalog.topics)
 
 
 def test_bad_settings_in_the_address_are_named_not_silently_dropped(conference_app):

@@ -65,23 +65,30 @@ def test_index_build_refuses_and_keeps_the_old_index(name, outcome, expect, gene
     assert load_index(out).manifest == before
 
 
-def test_good_cases_build_together_in_process(model, generated, tmp_path):
+def test_good_cases_build_together_in_process(model, generated, tmp_path, embedding_cache):
     oks = [case_path(n, generated) for n, o, _ in FILES if o == "ok"]
-    report = build_index(oks, tmp_path / "index", model=model, cache_dir=tmp_path / "c")
+    report = build_index(oks, tmp_path / "index", model=model, cache_dir=embedding_cache)
     # crlf.txt and cr_only.txt hold the same two abstracts, which merge
     assert report.count == sum(e for _, o, e in FILES if o == "ok") - 2
 
 
-def test_one_good_case_through_the_script(tmp_path):
-    r = run_py("index_build.py", str(HERE / "rtl_emoji.txt"), "--out", str(tmp_path / "index"))
-    assert r.returncode == 0 and "indexed 2 papers" in r.stdout and "Traceback" not in r.stderr
+def test_one_good_case_through_the_script(tmp_path, embedding_cache, capsys):
+    import index_build
+
+    code = index_build.run([str(HERE / "rtl_emoji.txt"), "--out", str(tmp_path / "index"),
+                            "--cache", str(embedding_cache)])
+    out = capsys.readouterr()
+    assert code == 0 and "indexed 2 papers" in out.out and "Traceback" not in out.err
 
 
-def test_broken_line_can_be_skipped_with_a_count(tmp_path):
-    r = run_py("index_build.py", str(HERE / "broken_line.jsonl"), "--out", str(tmp_path / "index"),
-               "--skip-bad-lines")
-    assert r.returncode == 0 and "indexed 2 papers" in r.stdout
-    assert "broken_line.jsonl:2: malformed JSON" in r.stderr and "1 malformed line(s) skipped" in r.stderr
+def test_broken_line_can_be_skipped_with_a_count(tmp_path, embedding_cache, capsys):
+    import index_build
+
+    code = index_build.run([str(HERE / "broken_line.jsonl"), "--out", str(tmp_path / "index"),
+                            "--cache", str(embedding_cache), "--skip-bad-lines"])
+    out = capsys.readouterr()
+    assert code == 0 and "indexed 2 papers" in out.out
+    assert "broken_line.jsonl:2: malformed JSON" in out.err and "1 malformed line(s) skipped" in out.err
     assert load_index(tmp_path / "index").manifest["skipped_lines"] == 1
 
 

@@ -15,18 +15,26 @@ def server(seed_index):
         yield url
 
 
-@pytest.fixture
-def page(server):
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module; each test gets a fresh context (no cookies, storage or history)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1200, "height": 1600})
-        dialogs = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.dialogs = dialogs
-        yield page
-        browser.close()
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 1600})
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs
+    yield page
+    context.close()
 
 
 def no_error_on(page):
@@ -115,7 +123,7 @@ def test_uploaded_bib_finds_papers_like_it(server, page, engine):
     assert target.title.split()[0] in page.locator("h5").first.inner_text()
     page.locator("input[type=file]").set_input_files(
         files=[{"name": "scan.txt", "mimeType": "text/plain", "buffer": b"\x89PNG\x00\x00\x01"}])
-    page.get_by_text("scan.txt looks binary").wait_for(timeout=30_000)
+    page.get_by_text("scan.txt: looks binary").wait_for(timeout=30_000)
     no_error_on(page)
 
 
@@ -148,11 +156,11 @@ HOSTILE = ROOT / "tests" / "hostile" / "hostile.jsonl"
 
 
 @pytest.fixture(scope="module")
-def hostile_server(tmp_path_factory, model):
+def hostile_server(tmp_path_factory, model, embedding_cache):
     from search.build import build_index
 
     out = tmp_path_factory.mktemp("hostile") / "index"
-    build_index([HOSTILE], out, model=model)
+    build_index([HOSTILE], out, model=model, cache_dir=embedding_cache)
     with streamlit_server(ROOT, out) as url:
         yield url
 
@@ -190,12 +198,12 @@ def test_stats_view_draws_its_charts_and_links_to_papers(conference_server, page
     page.get_by_text("The conference at a glance").wait_for(timeout=60_000)
     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
     # one box per primary area in the first chart, drawn as SVG paths
-    assert page.locator(".js-plotly-plot").first.locator("g.trace.boxes").count() == len(iclr_engine.areas)
+    assert page.locator(".js-plotly-plot").first.locator("g.trace.boxes").count() == len(iclr_engine.catalog.areas)
     href = page.locator("a[href^='?paper=']").first.get_attribute("href")
     pid = href.split("=", 1)[1]
     page.goto(conference_server + "/" + href)  # (Streamlit opens Markdown links in a new tab)
     page.locator("h5").first.wait_for(timeout=30_000)
-    assert iclr_engine.paper(pid).title[:30] in page.locator("h5").first.inner_text()
+    assert iclr_engine.catalog.paper(pid).title[:30] in page.locator("h5").first.inner_text()
     no_error_on(page)
 
 

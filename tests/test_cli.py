@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from conftest import SEEDS, run_py
+from conftest import SEEDS, cache_copy, run_py
 from test_corpus import BAD
 
 
@@ -68,8 +68,10 @@ def test_second_build_at_once_refuses(tmp_path):
     assert r.returncode == 2 and "another build" in r.stderr and not out.exists()
 
 
-def test_default_build_logs_progress_to_a_pipe_and_searches_chinese_across_languages(tmp_path):
+@pytest.mark.slow
+def test_default_build_logs_progress_to_a_pipe_and_searches_chinese_across_languages(tmp_path, embedding_cache):
     out = tmp_path / "index"
+    cache_copy(embedding_cache, tmp_path / ".embedding_cache", vectors=False)  # the default cache: all to embed
     r = run_py("index_build.py", str(SEEDS), "--out", str(out))  # stderr is a pipe here, as in a log file
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
@@ -84,7 +86,7 @@ def test_default_build_logs_progress_to_a_pipe_and_searches_chinese_across_langu
 
 
 @pytest.fixture(scope="module")
-def authored_index(tmp_path_factory, model):
+def authored_index(tmp_path_factory, model, embedding_cache):
     """A few records with authors and review scores, as `python -m search fetch` writes them."""
     from search.build import build_index
 
@@ -97,7 +99,7 @@ def authored_index(tmp_path_factory, model):
          "avg_confidence": 3.5, "n_ratings": 4, "pdf": f"https://openreview.net/pdf?id={pid}"}) + "\n"
         for pid, names, text in rows))
     out = d / "index"
-    build_index([d / "papers.jsonl"], out, model=model, explore=False, sentences=False)
+    build_index([d / "papers.jsonl"], out, model=model, cache_dir=embedding_cache, explore=False, sentences=False)
     return out
 
 

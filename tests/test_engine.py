@@ -54,8 +54,8 @@ def test_why_marks_words_that_carry_meaning_not_question_words_or_common_ones(en
 
 
 def test_question_words_drive_bm25_only_in_a_papers_own_text(engine):
-    assert engine.lexical.scores("show make").max() == 0            # a query's frame
-    assert engine.lexical.scores("show make", question=False).max() > 0  # a paper's text for similar()
+    assert engine.rankers.lexical.scores("show make").max() == 0            # a query's frame
+    assert engine.rankers.lexical.scores("show make", question=False).max() > 0  # a paper's text for similar()
 
 
 def test_a_query_far_from_every_paper_says_so_above_the_list(engine):
@@ -133,8 +133,8 @@ def test_min_rating_filters_every_list(iclr_engine):
     for hits in (iclr_engine.search(QUESTION, 10, min_rating=6).hits,
                  iclr_engine.similar([iclr_engine.papers[0].id], 10, min_rating=6).hits):
         assert hits and all(h.paper.avg_rating is not None and h.paper.avg_rating >= 6 for h in hits)
-    topic = next(iter(iclr_engine.topics))
-    papers = iclr_engine.topic_papers(topic, min_rating=6, sort="rating")
+    topic = next(iter(iclr_engine.catalog.topics))
+    papers = iclr_engine.catalog.topic_papers(topic, min_rating=6, sort="rating")
     assert all(p.avg_rating >= 6 for p in papers)
     assert [p.avg_rating for p in papers] == sorted((p.avg_rating for p in papers), reverse=True)
     assert iclr_engine.search(QUESTION, 10, min_rating=10.5).message == "No paper matches these filters."
@@ -145,7 +145,7 @@ def test_min_rating_filters_every_list(iclr_engine):
 def test_stats_per_area_and_topic(iclr_engine):
     from search.stats import groups as stats_groups
 
-    groups = dict(stats_groups(iclr_engine.papers, iclr_engine.topics))
+    groups = dict(stats_groups(iclr_engine.papers, iclr_engine.catalog.topics))
     whole = groups["all"][0]
     assert whole.papers == len(iclr_engine.papers) and whole.rated == sum(
         p.avg_rating is not None for p in iclr_engine.papers)
@@ -154,6 +154,6 @@ def test_stats_per_area_and_topic(iclr_engine):
     for g in groups["area"] + groups["topic"]:
         if g.rated:
             assert g.q1 <= g.median <= g.q3 and min(g.ratings) <= g.mean <= max(g.ratings)
-            top = iclr_engine.paper(g.best[0])
+            top = iclr_engine.catalog.paper(g.best[0])
             assert top.avg_rating == max(g.ratings)
-    assert {g.id for g in groups["topic"]} == set(iclr_engine.topics)
+    assert {g.id for g in groups["topic"]} == set(iclr_engine.catalog.topics)

@@ -123,7 +123,7 @@ def test_similar_file_one_request_per_line(seed_index, engine):
 def test_like_a_list_finds_its_area(iclr_engine):
     """Five papers of one area: the list's area comes up far more often than by chance (real model)."""
     shares, bases = [], []
-    for area in iclr_engine.areas:
+    for area in iclr_engine.catalog.areas:
         members = [p.id for p in iclr_engine.papers if p.primary_area == area]
         if len(members) < 10:
             continue

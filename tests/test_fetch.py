@@ -210,14 +210,15 @@ def test_fetch_offline_is_one_line_and_no_file(tmp_path):
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_background_job_fetches_then_builds_seeds_and_conference(tmp_path, monkeypatch):
+def test_background_job_fetches_then_builds_seeds_and_conference(tmp_path, monkeypatch, embedding_cache):
     """The page's "Get all of ICLR 2026" job, in process with the fake client and the real model."""
-    from conftest import SEEDS
+    from conftest import SEEDS, cache_copy
     from search import background
     from search.index import load_index
     from search.progress import read_status
 
     out, data = tmp_path / "index", tmp_path / "data" / "conference.jsonl"
+    cache_copy(embedding_cache, tmp_path / ".embedding_cache")  # the job's default cache: the seeds are in it
     code = background.run(out, [[SEEDS, data]], multilingual=False, fetch=VENUE,
                           client=FakeClient([paper(i) for i in range(1, 4)]))
     status = read_status(background.status_file(out))

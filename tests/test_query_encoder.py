@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from search.embed import token_count
+from search.embed import TorchEncoder
 from search.engine import EXAMPLE_QUERIES, open_engine
 from search.index import load_index
 from search.query_encoder import ONNX, OnnxEncoder, exportable, load_encoder
@@ -29,7 +29,9 @@ def test_build_ships_the_encoder_with_checksums(seed_index, model):
 def test_vectors_match_torch(seed_index, model):
     data = load_index(seed_index)
     enc = load_encoder(data.path, data.manifest)
-    texts = EXAMPLE_QUERIES + [p.text for p in data.papers] + [LONG, "a"]
+    # every fourth abstract: the shortest, the longest and a range between (sorted by length)
+    abstracts = sorted((p.text for p in data.papers), key=len)[::4] + [max((p.text for p in data.papers), key=len)]
+    texts = EXAMPLE_QUERIES + abstracts + [LONG, "a"]
     ours = enc.encode(texts, batch_size=16)
     torch_vecs = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     assert ours.shape == torch_vecs.shape and ours.dtype == np.float32
@@ -40,7 +42,7 @@ def test_vectors_match_torch(seed_index, model):
 def test_token_counts_match_torch(seed_index, model):
     enc = load_encoder(seed_index, load_index(seed_index).manifest)
     for text in ["graph neural networks", LONG, "Ünïcödé $\\textbf{C}$ 量子"]:
-        assert enc.count_tokens(text) == token_count(model, text)
+        assert enc.count_tokens(text) == TorchEncoder(model).count_tokens(text)
 
 
 def test_engine_without_model_uses_the_export_and_ranks_like_torch(onnx_engine, engine):
@@ -52,12 +54,12 @@ def test_engine_without_model_uses_the_export_and_ranks_like_torch(onnx_engine, 
     assert onnx_engine.search(LONG).truncated
 
 
-def test_build_without_encoder_falls_back(tmp_path, model):
+def test_build_without_encoder_falls_back(tmp_path, model, embedding_cache):
     from search.build import build_index
     from conftest import SEEDS
 
     out = tmp_path / "index"
-    build_index([SEEDS], out, model=model, cache_dir=tmp_path / "c", query_encoder=False, explore=False)
+    build_index([SEEDS], out, model=model, cache_dir=embedding_cache, query_encoder=False, explore=False)
     data = load_index(out)
     assert data.manifest["query_encoder"] is None and load_encoder(data.path, data.manifest) is None
 

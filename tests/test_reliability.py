@@ -1,5 +1,13 @@
-"""Crash safety, concurrent builds and hot swap: a reader never sees a half-written index."""
+"""Crash safety, concurrent builds and hot swap: a reader never sees a half-written index.
+
+A build is stopped at each of its stages, which its progress lines on stderr announce (and, while it
+writes, at each file of the new build as it appears), not after guessed sleeps. SIGSTOP freezes the
+files on disk exactly as a SIGKILL at that moment would leave them, so one build walks every stage;
+real SIGKILLs while it embeds and while it writes prove the rest: the lock goes with the process, and
+the next build clears up what was left.
+"""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -9,16 +17,26 @@ from pathlib import Path
 import pytest
 
 from browser import CHROMIUM, launch, streamlit_server
-from conftest import ROOT, SEEDS, run_py
+from conftest import ROOT, SEEDS, cache_copy
+from search.build import build_index
+from search.embed import as_encoder
 from search.engine import open_engine
 from search.index import load_index, versions_dir
 
 pytestmark = pytest.mark.crash
 QUERY = "positional embeddings and long context"
+# what index_build.py prints as each stage starts (to a pipe: one line per stage, then every 10 s)
+STAGES = ["embedding with", "abstracts: 0/", "sentences: 0/", "multilingual abstracts: 0/",
+          "multilingual sentences: 0/", "multilingual titles: 0/", "topics…", "map…", "writing the index…"]
+# the files a build writes into its temporary directory, in order
+FILES = ["papers.jsonl", "vectors.faiss", "sentences.jsonl", "sentences.npy", "sentence_offsets.npy", "bm25",
+         "query_encoder.onnx", "tokenizer.json", "topics.json", "map.jsonl", "multilingual.faiss",
+         "multilingual_sentences.npy", "multilingual_titles.npy", "manifest.json"]
 
 
-def hits(index: Path) -> list[str]:
-    return [h.paper.id for h in open_engine(index).search(QUERY, 5).hits]
+def hits(index: Path, encoder) -> list[str]:
+    """The index's answer to QUERY, every file's checksum verified on the way."""
+    return [h.paper.id for h in open_engine(index, encoder).search(QUERY, 5).hits]
 
 
 def synthetic(path: Path, n: int) -> Path:
@@ -35,67 +53,104 @@ def start_build(inputs: list[Path], out: Path, cache: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(pred, proc: subprocess.Popen, timeout: float = 120) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline and proc.poll() is None:
-        if pred():
+def read_until(proc: subprocess.Popen, prefix: str) -> bool:
+    """Read the build's stderr up to a line that starts with `prefix`; False if it ended first."""
+    for line in proc.stderr:
+        if line.startswith(prefix):
             return True
-        time.sleep(0.001)
     return False
 
 
-def tmp_file(vdir: Path, name: str):
-    return lambda: any((d / name).exists() for d in vdir.glob("tmp-*"))
+def new_file(vdir: Path, seen: set[str]) -> str | None:
+    """A file of FILES that has appeared in the build's temporary directory since `seen`."""
+    for d in vdir.glob("tmp-*"):
+        for name in FILES:
+            if name not in seen and (d / name).exists():
+                return name
+    return None
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    d = tmp_path_factory.mktemp("crash")
-    out, warm = d / "index", d / "warm-cache"
-    assert run_py("index_build.py", str(SEEDS), "--out", str(out), "--cache", str(d / "c")).returncode == 0
-    extra = synthetic(d / "extra.jsonl", 1500)
-    # a finished build elsewhere fills a cache, so later runs reach the writing stage in seconds
-    assert run_py("index_build.py", str(SEEDS), str(extra), "--out", str(d / "other"), "--cache", str(warm)).returncode == 0
-    return out, extra, warm, d, hits(out)
+@pytest.fixture
+def setup(tmp_path, model, fingerprint, embedding_cache, multilingual_seed_index):
+    """A published index of the seeds, papers to add that no cache holds (the seeds' vectors, in both
+    spaces, are in the session's cache), and the old index's answer."""
+    out = tmp_path / "index"
+    build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
+    extra = synthetic(tmp_path / "extra.jsonl", 40)
+    encoder = as_encoder(model, fingerprint)  # the session's model: each check costs no model load
+    return out, extra, encoder, hits(out, encoder)
 
 
-KILLS = [("loading", "after", 0.3), ("loading", "after", 1.5), ("loading", "after", 3.0),
-         ("embedding", "after", 7.0), ("embedding", "after", 10.0), ("embedding", "after", 14.0),
-         ("writing", "file", "papers.jsonl"), ("writing", "file", "vectors.faiss"),
-         ("writing", "file", "sentences.npy"), ("writing", "file", "sentence_offsets.npy"),
-         ("writing", "file", "bm25")]
-
-
-@pytest.mark.parametrize("stage,how,when", KILLS, ids=[f"{s}-{w}" for s, _, w in KILLS])
-def test_sigkill_at_any_point_leaves_the_old_index(setup, stage, how, when):
-    out, extra, warm, d, before = setup
-    cache = warm if stage == "writing" else d / f"cold-{when}"
-    proc = start_build([SEEDS, extra], out, cache)
-    if how == "after":
-        time.sleep(when)
-    else:
-        assert wait_for(tmp_file(versions_dir(out), when), proc), f"build never wrote {when}"
-    assert proc.poll() is None, "the build finished before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+def assert_old_index_whole(out: Path, encoder, before: list[str]) -> None:
     assert load_index(out).manifest["count"] == 66
-    assert hits(out) == before
+    assert hits(out, encoder) == before
     assert len(list(versions_dir(out).glob("tmp-*"))) <= 1  # the next build clears it
 
 
-def test_next_build_clears_what_killed_builds_left(setup):
-    out, extra, warm, d, before = setup
-    r = run_py("index_build.py", str(SEEDS), "--out", str(out), "--cache", str(warm))
-    assert r.returncode == 0
-    assert not list(versions_dir(out).glob("tmp-*")) and hits(out) == before
+def test_a_build_frozen_at_every_stage_leaves_the_old_index_whole(setup, embedding_cache, tmp_path):
+    out, extra, encoder, before = setup
+    proc = start_build([SEEDS, extra], out, cache_copy(embedding_cache, tmp_path / "c"))
+    frozen: list[str] = []
+
+    def freeze_and_check(point: str) -> None:
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            assert_old_index_whole(out, encoder, before)
+            frozen.append(point)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+
+    try:
+        for stage in STAGES:
+            assert read_until(proc, stage), f"the build ended before {stage!r}: {proc.wait()}"
+            freeze_and_check(stage)
+        seen: set[str] = set()
+        while proc.poll() is None:  # writing: freeze as each file appears
+            name = new_file(versions_dir(out), seen)
+            if name:
+                seen.add(name)
+                freeze_and_check(name)
+            else:
+                time.sleep(0.0005)
+        assert proc.wait() == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert frozen[:len(STAGES)] == STAGES and len(frozen) > len(STAGES), frozen  # at least one file too
+    assert load_index(out).manifest["count"] == 66 + 40  # thawed, it finished and published
 
 
-def test_two_builds_at_once_one_wins_whole(tmp_path):
+@pytest.mark.parametrize("point", ["abstracts: 0/", "vectors.faiss"])
+def test_sigkill_leaves_the_old_index_and_the_next_build_clears_up(setup, embedding_cache, tmp_path, model,
+                                                                   point):
+    out, extra, encoder, before = setup
+    proc = start_build([SEEDS, extra], out, cache_copy(embedding_cache, tmp_path / "c"))
+    try:
+        if point in FILES:
+            assert read_until(proc, "writing the index…")
+            deadline = time.time() + 60
+            while not any((t / point).exists() for t in versions_dir(out).glob("tmp-*")):
+                assert proc.poll() is None and time.time() < deadline, f"the build never wrote {point}"
+                time.sleep(0.0005)
+        else:
+            assert read_until(proc, point), f"the build ended before {point!r}"
+        assert proc.poll() is None, "the build finished before it could be killed"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert_old_index_whole(out, encoder, before)
+    # the lock died with the process: the next build runs, clears what the killed one left, publishes
+    report = build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
+    assert report.count == 66 and not list(versions_dir(out).glob("tmp-*"))
+    assert hits(out, encoder) == before
+
+
+def test_two_builds_at_once_one_wins_whole(tmp_path, embedding_cache, multilingual_seed_index):
     small = synthetic(tmp_path / "small.jsonl", 40)
     out = tmp_path / "index"
-    a = start_build([SEEDS], out, tmp_path / "ca")
+    a = start_build([SEEDS], out, cache_copy(embedding_cache, tmp_path / "ca"))
     time.sleep(0.05)
-    b = start_build([SEEDS, small], out, tmp_path / "cb")
+    b = start_build([SEEDS, small], out, cache_copy(embedding_cache, tmp_path / "cb"))
     results = [(p.wait(), p.communicate()) for p in (a, b)]
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
@@ -108,11 +163,11 @@ def test_two_builds_at_once_one_wins_whole(tmp_path):
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium")
-def test_hot_swap_while_serving(tmp_path):
+def test_hot_swap_while_serving(tmp_path, model, embedding_cache, multilingual_seed_index):
     from playwright.sync_api import sync_playwright
 
-    out = tmp_path / "index"
-    assert run_py("index_build.py", str(SEEDS), "--out", str(out), "--cache", str(tmp_path / "c")).returncode == 0
+    out, cache = tmp_path / "index", cache_copy(embedding_cache, tmp_path / "c")
+    build_index([SEEDS], out, model=model, cache_dir=cache)
     new = tmp_path / "new.jsonl"
     new.write_text(json.dumps({"id": "zebra1", "title": "Zebrafish Telemetry Transformers",
                                "abstract": "We track zebrafish swimming with acoustic telemetry tags and "
@@ -130,7 +185,7 @@ def test_hot_swap_while_serving(tmp_path):
             return page.locator("h5").first.inner_text()
 
         assert "Zebrafish" not in ask("zebrafish telemetry")
-        build = start_build([SEEDS, new], out, tmp_path / "c")
+        build = start_build([SEEDS, new], out, cache)
         answered, switched = 0, False
         while build.poll() is None:  # sessions keep answering throughout the build
             new_index = "Zebrafish" in ask("zebrafish telemetry")

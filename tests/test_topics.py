@@ -17,7 +17,7 @@ def test_distinct_terms_drops_near_repeats():
 
 
 def test_topics_cover_every_paper_once_and_are_deterministic(engine):
-    topics = list(engine.topics.values())
+    topics = list(engine.catalog.topics.values())
     ids = [pid for t in topics for pid in t.papers]
     assert sorted(ids) == sorted(p.id for p in engine.papers)  # each paper exactly once
     assert 2 <= len(topics) <= 12  # a handful for 66 papers
@@ -25,12 +25,12 @@ def test_topics_cover_every_paper_once_and_are_deterministic(engine):
     assert [t.size for t in topics] == sorted((t.size for t in topics), reverse=True)
     again = compute_topics(engine.papers, engine.vectors)
     assert [(t.label, t.papers) for t in again] == [(t.label, t.papers) for t in topics]
-    assert all(p.topic is not None and p.id in engine.topics[p.topic].papers for p in engine.papers)
+    assert all(p.topic is not None and p.id in engine.catalog.topics[p.topic].papers for p in engine.papers)
 
 
 def test_topic_papers_start_closest_to_the_centre(engine):
-    t = engine.topics[0]
-    rows = [engine.row(pid) for pid in t.papers]
+    t = engine.catalog.topics[0]
+    rows = [engine.catalog.row(pid) for pid in t.papers]
     centre = engine.vectors[rows].mean(axis=0)
     sims = engine.vectors[rows] @ centre
     assert np.all(np.diff(sims) <= 1e-6)
@@ -38,7 +38,7 @@ def test_topic_papers_start_closest_to_the_centre(engine):
 
 def test_labels_are_clean(engine, iclr_engine):
     for eng in (engine, iclr_engine):
-        for t in eng.topics.values():
+        for t in eng.catalog.topics.values():
             terms = t.label.split(", ")
             assert 2 <= len(terms) <= 5, t.label
             words = [w for term in terms for w in term.split()]
@@ -48,8 +48,8 @@ def test_labels_are_clean(engine, iclr_engine):
 
 
 def test_map_is_finite_and_has_every_paper(engine, seed_index):
-    assert engine.map_xy.shape == (len(engine.papers), 2)
-    assert np.isfinite(engine.map_xy).all() and np.abs(engine.map_xy).max() <= 1.0 + 1e-6
+    assert engine.catalog.map_xy.shape == (len(engine.papers), 2)
+    assert np.isfinite(engine.catalog.map_xy).all() and np.abs(engine.catalog.map_xy).max() <= 1.0 + 1e-6
     out = run_py("-m", "search", "map", "--index", str(seed_index), "--json")
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert out.returncode == 0 and len(rows) == len(engine.papers)
@@ -60,16 +60,16 @@ def test_map_is_finite_and_has_every_paper(engine, seed_index):
 def test_cli_topics_json(seed_index, engine):
     out = run_py("-m", "search", "topics", "--index", str(seed_index), "--json")
     rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert out.returncode == 0 and len(rows) == len(engine.topics)
+    assert out.returncode == 0 and len(rows) == len(engine.catalog.topics)
     assert set(rows[0]) == {"topic", "label", "size", "papers"}
     assert sum(r["size"] for r in rows) == len(engine.papers)
     plain = run_py("-m", "search", "topics", "--index", str(seed_index))
-    assert engine.topics[0].label in plain.stdout
+    assert engine.catalog.topics[0].label in plain.stdout
 
 
 def test_split_ids_keeps_valid_and_names_bad(engine):
     a, b = engine.papers[0].id, engine.papers[1].id
-    known, unknown = engine.split_ids([a, " nope ", b, a, "", "<x>"])
+    known, unknown = engine.catalog.split_ids([a, " nope ", b, a, "", "<x>"])
     assert known == [a, b] and unknown == ["nope", "<x>"]
 
 
@@ -116,13 +116,13 @@ def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
 
     e = iclr_engine
     hits = [h.paper.id for h in e.search("graph neural networks", 5).hits]
-    by_area = map_figure(e.papers, e.map_xy, e.topics, hits, [], "area", focus=hits[2])
+    by_area = map_figure(e.papers, e.catalog.map_xy, e.catalog.topics, hits, [], "area", focus=hits[2])
     areas = [t for t in by_area.data if t.mode == "markers" and t.showlegend is not False]
     assert len(areas) == len({p.primary_area or "no primary area" for p in e.papers}) and by_area.layout.showlegend
     assert sum(len(t.x) for t in areas) == len(e.papers)
     numbered = next(t for t in by_area.data if t.name == "your query's hits")
     assert list(numbered.text) == ["1", "2", "3", "4", "5"] and list(numbered.customdata) == hits
     assert list(next(t for t in by_area.data if t.name == "the paper you picked").customdata) == [hits[2]]
-    by_topic = map_figure(e.papers, e.map_xy, e.topics, [], [], "topic")
+    by_topic = map_figure(e.papers, e.catalog.map_xy, e.catalog.topics, [], [], "topic")
     assert not by_topic.layout.showlegend
     assert len([t for t in by_topic.data if t.mode == "markers"]) == len({p.topic for p in e.papers})

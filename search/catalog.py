@@ -1,0 +1,151 @@
+"""The papers of an index as a catalogue: ids and aliases, facets and filters, sorting, topics and the map."""
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+import numpy as np
+
+from .corpus import Paper
+from .topics import Topic
+
+SORTS = ("relevance", "rating", "oral")  # relevance; mean review rating; orals first, then rating
+
+
+class UnknownPaper(LookupError):
+    """One or more ids name no paper in the index."""
+
+    def __init__(self, ids: list[str]):
+        self.ids = ids
+        super().__init__(f"no paper with id {', '.join(repr(i) for i in ids)} in this index")
+
+
+def fold(name: str) -> str:
+    """A name for matching: lower case, accents dropped ("Müller" -> "muller")."""
+    decomposed = unicodedata.normalize("NFKD", name.casefold())
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+
+
+def sort_key(paper: Paper, sort: str) -> tuple:
+    """Best first under a sort other than relevance; papers without reviews go last."""
+    rating = -paper.avg_rating if paper.avg_rating is not None else float("inf")
+    if sort == "oral":
+        return (0 if "oral" in paper.venue.lower().split() else 1, rating)
+    return (rating,)
+
+
+def ordered(rows: Iterable[int], papers: list[Paper], sort: str) -> list[int]:
+    """Rows re-ordered by `sort` (a stable sort: equal keys keep their relevance order)."""
+    if sort not in SORTS:
+        raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join(SORTS)}")
+    rows = [int(r) for r in rows]
+    return rows if sort == "relevance" else sorted(rows, key=lambda r: sort_key(papers[r], sort))
+
+
+class Catalog:
+    """What is known of the papers without any query: rows by id, facets, filters, topics, map points."""
+
+    def __init__(self, papers: list[Paper], topics: Iterable[Topic] = (), map_points: Iterable[dict] = ()):
+        self.papers = papers
+        self._row: dict[str, int] = {}
+        for row, p in enumerate(papers):
+            for pid in [p.id, *p.aliases]:
+                self._row.setdefault(pid, row)
+        self.areas = sorted({p.primary_area for p in papers if p.primary_area})
+        self.venues = sorted({p.venue for p in papers if p.venue})
+        self._area = np.array([p.primary_area for p in papers], dtype=object)
+        self._venue = np.array([p.venue for p in papers], dtype=object)
+        self._authors = ["\n".join(fold(a) for a in p.authors) for p in papers]
+        self.derived = np.array([p.title_derived for p in papers], dtype=bool)
+        self._rating = np.array([np.nan if p.avg_rating is None else p.avg_rating for p in papers], float)
+        self.has_ratings = bool(np.isfinite(self._rating).any())
+        rated = self._rating[np.isfinite(self._rating)]
+        self.rating_summary = f"mean {rated.mean():.2f}, median {np.median(rated):.2f}" if len(rated) else ""
+        self.has_authors = any(self._authors)
+        self.topics = {t.id: t for t in topics}
+        self.map_xy = self._map(list(map_points))
+
+    def _map(self, points: list[dict]) -> np.ndarray | None:
+        """Map coordinates by row (None for an index built without the map); KeyError names a missing paper."""
+        if not points:
+            return None
+        xy = np.full((len(self.papers), 2), np.nan, dtype=np.float32)
+        for point in points:
+            row = self._row.get(point["id"])
+            if row is not None:
+                xy[row] = (point["x"], point["y"])
+        missing = np.flatnonzero(np.isnan(xy[:, 0]))
+        if len(missing):
+            raise KeyError(self.papers[int(missing[0])].id)
+        return xy
+
+    def __len__(self) -> int:
+        return len(self.papers)
+
+    def paper(self, pid: str) -> Paper | None:
+        row = self._row.get(pid.strip())
+        return None if row is None else self.papers[row]
+
+    def row(self, pid: str) -> int | None:
+        return self._row.get(pid.strip())
+
+    def rows(self, ids: Iterable[str]) -> list[int]:
+        """The rows of ids, sorted and once each; UnknownPaper names any id no paper answers to."""
+        ids = [i.strip() for i in ids if i.strip()]
+        unknown = [i for i in ids if self.row(i) is None]
+        if unknown or not ids:
+            raise UnknownPaper(unknown or ids)
+        return sorted({self._row[i] for i in ids})
+
+    def split_ids(self, ids: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Known ids (once each, in order, as the paper's main id) and unknown ones."""
+        known: dict[str, None] = {}
+        unknown: list[str] = []
+        for raw in ids:
+            pid = raw.strip()
+            if not pid:
+                continue
+            paper = self.paper(pid)
+            if paper is None:
+                unknown.append(pid)
+            else:
+                known.setdefault(paper.id)
+        return list(known), unknown
+
+    def mask(self, areas: Iterable[str] = (), venues: Iterable[str] = (), authors: Iterable[str] = (),
+             min_rating: float | None = None) -> np.ndarray | None:
+        """Rows allowed by the filters, or None when nothing is filtered.
+
+        An author filter keeps papers with an author whose name contains any of the given names
+        (case and accents ignored: "lecun" finds "Yann LeCun"); a minimum rating keeps reviewed
+        papers whose mean rating is at least that."""
+        areas, venues = list(areas), list(venues)
+        names = [n for n in (fold(a) for a in authors) if n]
+        if not areas and not venues and not names and min_rating is None:
+            return None
+        m = np.ones(len(self.papers), dtype=bool)
+        if areas:
+            m &= np.isin(self._area, areas)
+        if venues:
+            m &= np.isin(self._venue, venues)
+        if names:
+            m &= np.fromiter((any(n in a for n in names) for a in self._authors), bool, len(self.papers))
+        if min_rating is not None:
+            m &= self._rating >= float(min_rating)  # NaN (no reviews) compares False
+        return m
+
+    def topic_label(self, paper: Paper) -> str:
+        t = self.topics.get(paper.topic) if paper.topic is not None else None
+        return t.label if t else ""
+
+    def topic_labels(self, papers: Iterable[Paper]) -> dict[str, str]:
+        """Paper id -> its topic's label (for exports)."""
+        return {p.id: self.topic_label(p) for p in papers}
+
+    def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = (),
+                     authors: Iterable[str] = (), min_rating: float | None = None,
+                     sort: str = "relevance") -> list[Paper]:
+        """A topic's papers under the filters, closest to its centre first (or by `sort`)."""
+        mask = self.mask(areas, venues, authors, min_rating)
+        rows = [self._row[pid] for pid in self.topics[tid].papers]
+        return [self.papers[r] for r in ordered((r for r in rows if mask is None or mask[r]), self.papers, sort)]

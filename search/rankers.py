@@ -1,0 +1,160 @@
+"""The rankers a query runs through: nearest vectors (FAISS), BM25, the multilingual space, their fusion,
+and the per-list SVM of "papers like these". They score rows; the engine turns rows into results."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from . import lexical, ranking
+from .evidence import Evidence
+from .multilingual import MultilingualSpace
+
+POOL = 100     # candidates each ranker contributes to the fusion
+RRF_K = 60
+SVM_C = 0.01   # arxiv-sanity's setting for "papers like my library"
+
+
+def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
+    """Rows of the n highest finite scores, best first."""
+    n = min(n, len(scores))
+    top = np.argpartition(-scores, n - 1)[:n]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return top[np.isfinite(scores[top])]
+
+
+def rrf(rankings: Iterable[np.ndarray], k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal-rank fusion of ranked row lists."""
+    fused: dict[int, float] = {}
+    for ranked in rankings:
+        for rank, row in enumerate(ranked):
+            fused[int(row)] = fused.get(int(row), 0.0) + 1.0 / (k + rank + 1)
+    return fused
+
+
+def rrf_ranked(rankings: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows by reciprocal-rank fusion, best first, with scores scaled so that first in all rankings is 1.0."""
+    rankings = list(rankings)
+    fused = rrf(rankings)
+    rows = np.array(sorted(fused, key=lambda r: -fused[r]), dtype=np.int64)
+    return rows, np.array([fused[r] for r in rows.tolist()]) * (RRF_K + 1) / len(rankings)
+
+
+def unit(vec: np.ndarray) -> np.ndarray:
+    """A vector scaled to length 1 (the centre of several papers or texts, compared by cosine)."""
+    return (vec / max(float(np.linalg.norm(vec)), 1e-12)).astype(np.float32)
+
+
+def all_vectors(index, dtype=np.float32, chunk: int = 100_000) -> np.ndarray:
+    """Every vector of a FAISS index by row, decoded chunk by chunk (no float32 copy of all at once)."""
+    import faiss
+
+    try:
+        faiss.extract_index_ivf(index).make_direct_map()  # IVF lists need it to find a row
+    except RuntimeError:
+        pass  # not an IVF index
+    out = np.empty((index.ntotal, index.d), dtype=dtype)
+    for start in range(0, index.ntotal, chunk):
+        n = min(chunk, index.ntotal - start)
+        out[start:start + n] = index.reconstruct_n(start, n)
+    return out
+
+
+class Rankers:
+    """Every signal a paper can be ranked by, over one index's papers (rows)."""
+
+    def __init__(self, index, exact: bool, bm25: lexical.Lexical, evidence: Evidence | None,
+                 multilingual: MultilingualSpace | None, derived: np.ndarray):
+        self.index, self.exact = index, exact
+        # FAISS keeps its own copy; this one serves similar(), fusion and filtered scoring directly.
+        # Beside an approximate index (a corpus too big for exact search) it is kept in float16:
+        # half the memory, cosines within 1e-3.
+        self.vectors = all_vectors(index, np.float32 if exact else np.float16)
+        self.lexical, self.evidence, self.multilingual = bm25, evidence, multilingual
+        self.derived = derived  # titles made from the abstract: no title signal across languages
+        self.ml_evidence = None
+        if multilingual is not None and multilingual.sentences is not None and evidence is not None:
+            self.ml_evidence = Evidence(evidence.sentences, multilingual.sentences, evidence.offsets)
+
+    def cosines(self, rows: np.ndarray | list[int], vec: np.ndarray) -> np.ndarray:
+        return self.vectors[rows] @ vec.ravel() if len(rows) else np.zeros(0, np.float32)
+
+    def dense(self, vec: np.ndarray, pool: int, mask: np.ndarray | None) -> np.ndarray:
+        """The pool nearest rows by FAISS, among those the mask allows."""
+        import faiss
+
+        # one query: waking FAISS's OpenMP team costs more than it saves, and its spinning threads take
+        # the core the query encoder needs. The setting holds for the calling thread only.
+        faiss.omp_set_num_threads(1)
+        if mask is None:
+            _, rows = self.index.search(vec, pool)
+        elif not self.exact:  # an approximate index misses filtered rows; the allowed ones are scored exactly
+            allowed = np.flatnonzero(mask)
+            scores = self.vectors[allowed].astype(np.float32) @ vec.ravel()
+            return allowed[top_rows(scores, pool)]
+        else:
+            allowed = np.flatnonzero(mask).astype(np.int64)
+            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
+            _, rows = self.index.search(vec, min(pool, len(allowed)) or 1, params=params)
+        return rows[0][rows[0] >= 0]
+
+    @staticmethod
+    def lexical_rows(scores: np.ndarray, pool: int, mask: np.ndarray | None) -> np.ndarray:
+        """The pool best rows by BM25 that share a word with the query, among those the mask allows."""
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        nonzero = np.flatnonzero(scores > 0)
+        if len(nonzero) > pool:
+            nonzero = nonzero[np.argpartition(-scores[nonzero], pool)[:pool]]
+        return nonzero[np.argsort(-scores[nonzero], kind="stable")]
+
+    def multilingual_candidates(self, vec: np.ndarray) -> ranking.Candidates:
+        """Every paper's multilingual signals: cosine to its abstract, its title and its closest sentence."""
+        ml, q = self.multilingual, vec.ravel()
+        sentence = None
+        if self.ml_evidence is not None:
+            sentence = np.maximum.reduceat(self.ml_evidence.vectors @ q, self.ml_evidence.offsets[:-1])
+        n = len(ml.abstracts)
+        return ranking.Candidates(np.arange(n), np.zeros(n, np.float32), ml.abstracts @ q, sentence,
+                                  ml.titles @ q, self.derived)
+
+    def candidates(self, vec: np.ndarray, dense_rows: np.ndarray, lex_rows: np.ndarray, lex_scores: np.ndarray,
+                   ml: ranking.Candidates | None = None) -> ranking.Candidates:
+        """The union of the dense and BM25 pools with each paper's signals (for the blend, and for tuning it)."""
+        rows = np.unique(np.concatenate([dense_rows, lex_rows])).astype(np.int64)
+        if ml is not None:
+            return ranking.Candidates(rows, lex_scores[rows], ml.doc[rows],
+                                      None if ml.sentence is None else ml.sentence[rows], ml.title[rows],
+                                      ml.derived[rows])
+        sentence = None
+        if self.evidence is not None:
+            sentence = ranking.best_sentence(self.evidence.vectors, self.evidence.offsets, rows, vec)
+        return ranking.Candidates(rows, lex_scores[rows], self.cosines(rows, vec), sentence)
+
+    @staticmethod
+    def fuse(cands: ranking.Candidates, kind: str, fusion: str, weights: ranking.Weights
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates ranked by the blend of `weights` for the query's kind, or by reciprocal-rank fusion."""
+        if fusion == "rrf":
+            dense = cands.rows[np.argsort(-cands.dense(weights, kind), kind="stable")]
+            has_word = cands.lexical > 0
+            lex = cands.rows[has_word][np.argsort(-cands.lexical[has_word], kind="stable")]
+            return rrf_ranked([dense, lex])
+        return ranking.rank(cands, weights, kind)
+
+    def svm_scores(self, rows: list[int], extra: np.ndarray | None = None) -> np.ndarray:
+        """Papers like a list: a linear SVM per list, the list against all other papers (as arxiv-sanity).
+
+        Measured better than the mean of the list's vectors for same-area neighbours (benchmarks/).
+        `extra` adds positives that are not papers of the index (uploaded texts).
+        """
+        from sklearn.svm import LinearSVC
+
+        labels = np.zeros(len(self.vectors), dtype=np.int8)
+        labels[rows] = 1
+        train = self.vectors
+        if extra is not None and len(extra):
+            train = np.vstack([self.vectors, extra])
+            labels = np.concatenate([labels, np.ones(len(extra), dtype=np.int8)])
+        svm = LinearSVC(C=SVM_C, class_weight="balanced", max_iter=10_000, tol=1e-6, random_state=0)
+        return svm.fit(train, labels).decision_function(self.vectors)
