@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.build import build_index
+from search.build import BuildOptions, build_index
 from search.guard import run_guarded
 from search.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 from search.progress import ProgressLog
@@ -48,10 +48,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # on a terminal tqdm draws the bars; to a log file or a pipe, a line every 10 s per stage
-    report = build_index(args.inputs, args.out, args.model, args.batch_size, args.cache,
-                         args.device, args.skip_bad_lines, multilingual=args.multilingual,
-                         index_spec=args.index_type, processes=args.processes, progress=ProgressLog(),
-                         backend=args.backend)
+    options = BuildOptions(model_name=args.model, batch_size=args.batch_size, cache_dir=args.cache,
+                           device=args.device, skip_bad=args.skip_bad_lines, multilingual=args.multilingual,
+                           index_spec=args.index_type, processes=args.processes, backend=args.backend)
+    report = build_index(args.inputs, args.out, options, progress=ProgressLog())
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)
     if report.skipped:

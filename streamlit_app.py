@@ -93,7 +93,7 @@ def fetch_conference() -> None:
 
 def conference_offer(engine: Engine) -> None:
     """On the seeds alone: one click downloads the conference from OpenReview and builds it meanwhile."""
-    if DATA or engine.manifest.get("inputs_digest") != background.digest([SEED_DIR]):
+    if DATA or engine.manifest.inputs_digest != background.digest([SEED_DIR]):
         return
     status = read_status(background.status_file(INDEX_DIR)) or {}
     if status.get("state") == "failed" and str(status.get("target", "")).startswith("fetch:"):
@@ -594,7 +594,7 @@ def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[st
         st.selectbox("Results", K_CHOICES, index=K_CHOICES.index(k), key="k_w", on_change=set_param,
                      args=("k", "k_w"))
         m = engine.manifest
-        st.caption(f"{m['count']:,} papers · model {m['model']['name'].split('/')[-1]} · built {m['built_at']}")
+        st.caption(f"{m.count:,} papers · model {m.model.name.split('/')[-1]} · built {m.built_at}")
 
 
 def main() -> None:

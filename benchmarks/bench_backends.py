@@ -62,7 +62,7 @@ def main() -> None:
     short = [q for q in queries if len(q.split()) <= 8][:args.short]
     abstracts = [p.text for p in data.papers[:256]]
     tok_path = Path(resolve_model(DEFAULT_MODEL)) / TOKENIZER
-    fingerprint = data.manifest["model"]["fingerprint"]
+    fingerprint = data.manifest.model.fingerprint
 
     t = time.perf_counter()
     model = load_model()

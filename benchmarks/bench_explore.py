@@ -51,7 +51,7 @@ def main() -> None:
     xy = layout.layout(vectors)
     map_s = time.perf_counter() - t
 
-    model = load_model(data.manifest["model"]["name"])
+    model = load_model(data.manifest.model.name)
     sample = [p.text for p in papers[: args.embed_sample]]
     model.encode(sample[:32], batch_size=32)  # warm up
     t = time.perf_counter()

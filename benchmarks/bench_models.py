@@ -117,7 +117,7 @@ def main() -> None:
             index = prepare(dataset, path, model, cache_dir=ROOT / ".embedding_cache")
             engine = open_engine(index, model=model)
             r = evaluate(engine, load_queries(dataset), read_qrels(dataset, "test"), ["semantic", "hybrid"])
-            lines.append(f"| {name.split('/')[-1]} | {engine.manifest['dimension']} | {encode_ms:.1f} ms | {rate:.1f} | {dataset.name} | "
+            lines.append(f"| {name.split('/')[-1]} | {engine.manifest.dimension} | {encode_ms:.1f} ms | {rate:.1f} | {dataset.name} | "
                          f"{r['semantic']['MRR@10']:.3f} | {r['hybrid']['MRR@10']:.3f} | {r['semantic']['nDCG@10']:.3f} | "
                          f"{r['hybrid']['nDCG@10']:.3f} |")
             print(lines[-1], flush=True)

@@ -61,20 +61,20 @@ def main() -> None:
 
     texts = [p.text for p in engine.papers]
     t = time.perf_counter()
-    ml["encoder"].encode(texts)
+    ml.encoder.encode(texts)
     papers_s = time.perf_counter() - t
     sentences = flat_texts(engine.evidence.sentences)
     t = time.perf_counter()
-    ml["encoder"].encode(sentences)
+    ml.encoder.encode(sentences)
     sentences_s = time.perf_counter() - t
     t = time.perf_counter()
-    ml["encoder"].encode([p.title for p in engine.papers])
+    ml.encoder.encode([p.title for p in engine.papers])
     titles_s = time.perf_counter() - t
     t = time.perf_counter()
     engine.model.encode(texts, batch_size=32)
     minilm_s = time.perf_counter() - t
     lines = [f"Command: python benchmarks/bench_multilingual.py --index {args.index}", "",
-             f"Index: {m['count']:,} papers. Added build time, measured in this run without the cache: "
+             f"Index: {m.count:,} papers. Added build time, measured in this run without the cache: "
              f"multilingual vectors of the papers {papers_s:.0f} s ({len(texts) / papers_s:.0f}/s) and of their "
              f"{len(sentences):,} sentences {sentences_s:.0f} s, of their titles {titles_s:.0f} s, against {minilm_s:.0f} s for the English "
              f"(MiniLM) paper vectors alone.", "",
@@ -110,8 +110,8 @@ def main() -> None:
     for lang in ("zh", "fr"):
         found = {"abstract": [], "title": [], "mean": [], "shipped": []}
         for r in rows:
-            q = ml["encoder"].encode([r[lang]])[0]
-            a, t = ml["abstracts"] @ q, ml["titles"] @ q
+            q = ml.encoder.encode([r[lang]])[0]
+            a, t = ml.abstracts @ q, ml.titles @ q
             shipped = engine.rankers.multilingual_candidates(q).dense(engine.weights)
             for name, sc in (("abstract", a), ("title", t), ("mean", (a + t) / 2), ("shipped", shipped)):
                 top = list(np.argsort(-sc)[:10])

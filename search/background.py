@@ -22,7 +22,7 @@ from pathlib import Path
 from .build import inputs_digest
 from .corpus import CorpusError, input_files
 from .fetch import API_URL, FetchError, call, make_client
-from .index import MANIFEST, BuildBusy, IndexLoadError, resolve
+from .index import BuildBusy, IndexLoadError, read_manifest, resolve
 from .progress import ProgressLog, read_status, write_status
 
 
@@ -86,10 +86,9 @@ def published_digest(out: Path) -> str | None:
     if not out.exists() and not out.is_symlink():
         return None
     try:
-        manifest = json.loads((resolve(out) / MANIFEST).read_text(encoding="utf-8"))
-    except (IndexLoadError, OSError, ValueError):
+        return read_manifest(resolve(out)).inputs_digest
+    except (IndexLoadError, OSError):
         return ""
-    return str(manifest.get("inputs_digest") or "") if isinstance(manifest, dict) else ""
 
 
 def plan(out: Path, seeds: Path, data: list[Path]) -> list[list[Path]]:

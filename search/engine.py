@@ -9,18 +9,18 @@ from pathlib import Path
 
 import numpy as np
 
-from . import lexical, ranking
+from . import explore, lexical, ranking
 from .catalog import SORTS, Catalog, UnknownPaper, ordered
 from .corpus import Paper
 from .embed import Encoder, as_encoder, load_model, model_dimension
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
-from .layout import MAP, read_map
+from .layout import MAP
+from .manifest import Manifest
 from .multilingual import NON_LATIN, detect_language, load_space
 from .query_cache import MAX_QUERY_CHARS, QueryCache
 from .query_encoder import load_encoder
 from .rankers import POOL, Rankers, rrf_ranked, top_rows, unit
-from .topics import TOPICS, read_topics
 
 __all__ = ["Engine", "Hit", "Result", "UnknownPaper", "open_engine", "SORTS", "MAX_QUERY_CHARS", "POOL", "top_rows"]
 
@@ -108,26 +108,26 @@ class Engine:
                  fusion: str = DEFAULT_FUSION, weights: ranking.Weights = ranking.DEFAULT_WEIGHTS):
         encoder = as_encoder(model, fingerprint)
         m = data.manifest
-        if model_dimension(encoder) != m["dimension"]:
-            raise IndexLoadError(f"the index at {data.path} has {m['dimension']}-d vectors but "
+        if model_dimension(encoder) != m.dimension:
+            raise IndexLoadError(f"the index at {data.path} has {m.dimension}-d vectors but "
                                  f"the query model makes {model_dimension(encoder)}-d ones; {REBUILD}")
-        if encoder.fingerprint != m["model"]["fingerprint"]:
+        if encoder.fingerprint != m.model.fingerprint:
             raise IndexLoadError(f"the index at {data.path} was built with another model "
-                                 f"({m['model']['name']}); {REBUILD} with this one")
+                                 f"({m.model.name}); {REBUILD} with this one")
         self.data, self.model = data, encoder
         self.papers = data.papers
         self.max_tokens = encoder.max_seq_length
         self.fusion, self.weights = fusion, weights
         self.catalog = _catalog(data)
-        evidence = Evidence.load(data.path) if m.get("sentences") else None
-        multilingual = load_space(data.path, m.get("multilingual"), len(self.papers))
-        self.rankers = Rankers(data.vectors, (m.get("index") or {}).get("exact", True),
+        evidence = Evidence.load(data.path) if m.sentences else None
+        multilingual = load_space(data.path, m.multilingual, len(self.papers))
+        self.rankers = Rankers(data.vectors, m.index.exact,
                                lexical.Lexical(data.path, len(self.papers)), evidence, multilingual,
                                self.catalog.derived)
         self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
 
     @property
-    def manifest(self) -> dict:
+    def manifest(self) -> Manifest:
         return self.data.manifest
 
     @property
@@ -305,10 +305,8 @@ class Engine:
 
 def _catalog(data: IndexData) -> Catalog:
     """The papers with their topics and map points, when the build made them."""
-    if not data.manifest.get("explore"):
-        return Catalog(data.papers)
     try:
-        return Catalog(data.papers, read_topics(data.path / TOPICS), read_map(data.path / MAP))
+        return Catalog(data.papers, *explore.load(data.path, data.manifest.explore))
     except KeyError:
         raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}") from None
 
@@ -319,5 +317,5 @@ def open_engine(index_dir: Path, model=None, fingerprint: str | None = None, fal
     by `fallback(name)` of the model the index names (a loader that shares one model, as the page's does)."""
     data = load_index(index_dir)
     if model is None:
-        model = load_encoder(data.path, data.manifest) or fallback(data.manifest["model"]["name"])
+        model = load_encoder(data.path, data.manifest) or fallback(data.manifest.model.name)
     return Engine(data, model, fingerprint, **options)

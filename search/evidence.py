@@ -19,7 +19,8 @@ def paper_sentences(papers: list[Paper]) -> list[list[str]]:
     return [split_sentences(p.abstract) or [p.abstract] for p in papers]
 
 
-def write(out_dir: Path, sentences: list[list[str]], vectors: np.ndarray) -> None:
+def write(out_dir: Path, sentences: list[list[str]], vectors: np.ndarray) -> int:
+    """Write each paper's sentences and their vectors into a build; returns the manifest entry (the count)."""
     with open(out_dir / SENTENCES, "w", encoding="utf-8") as f:
         for s in sentences:
             f.write(json.dumps(s, ensure_ascii=False) + "\n")
@@ -28,6 +29,7 @@ def write(out_dir: Path, sentences: list[list[str]], vectors: np.ndarray) -> Non
     # float16 halves the file; cosine ranking of a paper's few sentences is unchanged at this precision
     np.save(out_dir / SENTENCE_VECTORS, vectors.astype(np.float16))
     np.save(out_dir / SENTENCE_OFFSETS, offsets)
+    return int(vectors.shape[0])
 
 
 def flat_texts(sentences: list[list[str]]) -> list[str]:

@@ -21,9 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Paper
+from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
 
-FORMAT = 1
-MANIFEST = "manifest.json"
 PAPERS = "papers.jsonl"
 VECTORS = "vectors.faiss"
 REBUILD = "run `python index_build.py` to rebuild it"
@@ -54,7 +53,7 @@ class BuildBusy(Exception):
 @dataclass
 class IndexData:
     path: Path                # the resolved build directory
-    manifest: dict
+    manifest: Manifest
     papers: list[Paper]
     vectors: object           # faiss.Index
 
@@ -171,13 +170,13 @@ def _faiss_reason(e: Exception) -> str:
     return re.split(r" at \S+:\d+: ", last)[-1]
 
 
-def write_manifest(build_dir: Path, manifest: dict) -> None:
-    files = {}
+def write_manifest(build_dir: Path, manifest: Manifest) -> None:
+    """Write the manifest last, with the size and checksum of every other file of the build."""
+    manifest.files = {}
     for f in sorted(build_dir.rglob("*")):
         if f.is_file() and f.name != MANIFEST:
-            files[str(f.relative_to(build_dir))] = {"bytes": f.stat().st_size, "sha256": file_digest(f)}
-    manifest = {**manifest, "files": files}
-    (build_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+            manifest.files[str(f.relative_to(build_dir))] = {"bytes": f.stat().st_size, "sha256": file_digest(f)}
+    (build_dir / MANIFEST).write_text(manifest.to_json())
 
 
 @contextmanager
@@ -249,20 +248,22 @@ def resolve(out: Path) -> Path:
     return Path(os.path.realpath(out))
 
 
-def read_manifest(path: Path) -> dict:
+def read_manifest(path: Path) -> Manifest:
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        raw = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise IndexLoadError(f"no index at {path}: {REBUILD}") from None
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise IndexLoadError(f"{path / MANIFEST} is unreadable ({e.__class__.__name__}); {REBUILD}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "files" not in manifest:
-        raise IndexLoadError(f"{path / MANIFEST} is not a format-{FORMAT} manifest; {REBUILD}")
-    return manifest
+    try:
+        return Manifest.from_dict(raw)
+    except ManifestError as e:
+        raise IndexLoadError(f"{path / MANIFEST} is not a format-{FORMAT} manifest ({e}); {REBUILD}") from None
 
 
-def verify_files(path: Path, manifest: dict) -> None:
-    for name, meta in manifest["files"].items():
+def verify_files(path: Path, files: dict) -> None:
+    """Every file listed (name -> bytes and sha256) is there, whole and unchanged."""
+    for name, meta in files.items():
         f = path / name
         if not f.is_file():
             raise IndexLoadError(f"{f} is missing; {REBUILD}")
@@ -279,23 +280,22 @@ def load_index(out: Path) -> IndexData:
     if not path.exists():
         raise IndexLoadError(f"no index at {out}: {REBUILD}")
     manifest = read_manifest(path)
-    verify_files(path, manifest)
+    verify_files(path, manifest.files)
     try:
         papers = [Paper.from_dict(json.loads(line))
                   for line in (path / PAPERS).read_text(encoding="utf-8").splitlines() if line]
         vectors = faiss.read_index(str(path / VECTORS))
     except Exception as e:  # checksums passed, so this is a manifest that lies about its files
         raise IndexLoadError(f"{path} cannot be read ({e.__class__.__name__}); {REBUILD}") from None
-    if not (len(papers) == vectors.ntotal == manifest.get("count")):
+    if not (len(papers) == vectors.ntotal == manifest.count):
         raise IndexLoadError(f"{path}: {len(papers)} records, {vectors.ntotal} vectors, manifest says "
-                             f"{manifest.get('count')}; {REBUILD}")
-    meta = manifest.get("index") or {}
-    if meta.get("search_params"):
+                             f"{manifest.count}; {REBUILD}")
+    if manifest.index.search_params:
         try:
-            apply_params(vectors, meta["search_params"])
+            apply_params(vectors, manifest.index.search_params)
         except IndexSpecError as e:
             raise IndexLoadError(f"{path}: {e}; {REBUILD}") from None
-    if vectors.d != manifest.get("dimension"):
+    if vectors.d != manifest.dimension:
         raise IndexLoadError(f"{path}: vectors have dimension {vectors.d}, manifest says "
-                             f"{manifest.get('dimension')}; {REBUILD}")
+                             f"{manifest.dimension}; {REBUILD}")
     return IndexData(path=path, manifest=manifest, papers=papers, vectors=vectors)

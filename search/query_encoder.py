@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .manifest import EncoderEntry, Manifest
+
 ONNX = "query_encoder.onnx"
 TOKENIZER = "tokenizer.json"
 BACKENDS = ("onnx", "onnx-int8", "openvino", "openvino-int8")
@@ -167,20 +169,18 @@ def document_encoder(onnx_file: Path, model, fingerprint: str, runtime: str) -> 
     return OnnxEncoder(onnx_file, onnx_file.parent / TOKENIZER, int(model.max_seq_length), fingerprint, runtime)
 
 
-def write_encoder(build_dir: Path, onnx_file: Path, model) -> dict:
+def write_encoder(build_dir: Path, onnx_file: Path, model) -> EncoderEntry:
     """Copy the ONNX file and save the model's tokenizer into a build; returns the manifest entry."""
     shutil.copyfile(onnx_file, build_dir / ONNX)
     save_tokenizer(model, build_dir / TOKENIZER)
-    return {"file": ONNX, "tokenizer": TOKENIZER, "runtime": "onnxruntime",
-            "weights": "int8" if "int8" in onnx_file.name else "float32"}
+    return EncoderEntry(ONNX, TOKENIZER, "onnxruntime", "int8" if "int8" in onnx_file.name else "float32")
 
 
-def load_encoder(index_path: Path, manifest: dict, threads: int | None = None) -> OnnxEncoder | None:
+def load_encoder(index_path: Path, manifest: Manifest, threads: int | None = None) -> OnnxEncoder | None:
     """The index's query encoder, or None when the build shipped none."""
-    meta = manifest.get("query_encoder")
-    if not meta:
+    entry = manifest.query_encoder
+    if entry is None:
         return None
-    return OnnxEncoder(index_path / meta["file"], index_path / meta["tokenizer"],
-                       int(manifest["model"]["max_seq_length"]), manifest["model"]["fingerprint"],
-                       meta.get("runtime", "onnxruntime"), threads)
+    return OnnxEncoder(index_path / entry.file, index_path / entry.tokenizer, manifest.model.max_seq_length,
+                       manifest.model.fingerprint, entry.runtime, threads)
 

@@ -89,7 +89,7 @@ def test_broken_line_can_be_skipped_with_a_count(tmp_path, embedding_cache, caps
     out = capsys.readouterr()
     assert code == 0 and "indexed 2 papers" in out.out
     assert "broken_line.jsonl:2: malformed JSON" in out.err and "1 malformed line(s) skipped" in out.err
-    assert load_index(tmp_path / "index").manifest["skipped_lines"] == 1
+    assert load_index(tmp_path / "index").manifest.skipped_lines == 1
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=[repr(q[:20]) for q in QUERIES])

@@ -73,7 +73,7 @@ def test_cache_makes_unchanged_rebuild_embed_nothing_and_new_file_only_its_paper
                      '{"abstract": "Another new paper about diffusion models for proteins."}\n')
     grown = build_index([SEEDS, extra], out, model=model, cache_dir=cache)
     assert grown.embedded == 2 and grown.count == 68 and not grown.explore_reused
-    assert load_index(out).manifest["count"] == 68
+    assert load_index(out).manifest.count == 68
     # old builds are pruned but the newest few are kept for readers mid-load
     assert len(list(versions_dir(out).glob("build-*"))) <= 3
 
@@ -84,7 +84,7 @@ def test_rebuild_from_cache_gives_identical_vectors(tmp_path, model, seed_index,
     assert build_index([SEEDS], out, model=model, cache_dir=embedding_cache).embedded == 0
     build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
     a, b = load_index(out), load_index(seed_index)
-    assert a.manifest["corpus_fingerprint"] == b.manifest["corpus_fingerprint"]
+    assert a.manifest.corpus_fingerprint == b.manifest.corpus_fingerprint
     assert np.allclose(a.vectors.reconstruct_n(0, 66), b.vectors.reconstruct_n(0, 66), atol=1e-5)
 
 
@@ -98,13 +98,12 @@ def test_truncated_faiss_file_is_refused(index_copy):
 def test_index_of_another_dimension_is_refused(index_copy, model, fingerprint):
     """A whole, self-consistent index of 768-d vectors (another model) cannot serve 384-d queries."""
 
-    from search.index import write_manifest, write_vectors
+    from search.index import read_manifest, write_manifest, write_vectors
 
     path = index_copy.resolve()
     write_vectors(path / "vectors.faiss", np.random.default_rng(0).normal(size=(66, 768)).astype("float32"))
-    m = json.loads((path / "manifest.json").read_text())
-    m["dimension"] = 768
-    del m["files"]
+    m = read_manifest(path)
+    m.dimension = 768
     write_manifest(path, m)
     data = load_index(index_copy)  # checksums and counts agree ...
     with pytest.raises(IndexLoadError, match="768-d vectors but the query model makes 384-d"):
@@ -128,7 +127,7 @@ def test_approximate_index_answers_like_exact(tmp_path, model, fingerprint, spec
     build_index([SEEDS], out, model=model, cache_dir=embedding_cache, explore=False, index_spec=spec)
     approx = Engine(load_index(out), model, fingerprint)
     m = approx.manifest
-    assert m["index"]["factory"] == spec.split(":")[0] and m["index"]["search_params"] == spec.split(":")[1]
+    assert m.index.factory == spec.split(":")[0] and m.index.search_params == spec.split(":")[1]
     assert not approx.rankers.exact and approx.vectors.dtype.name == "float16"
     # every list probed / a wide beam: the same top 10 as exact search of the same papers
     flat = tmp_path / "flat"
@@ -174,18 +173,18 @@ def test_process_pool_embeds_the_same_vectors(tmp_path, model, embedding_cache):
     build_index([one_list], tmp_path / "single", model=model, cache_dir=cache, explore=False)
     pooled, single = load_index(tmp_path / "pooled"), load_index(tmp_path / "single")
     assert [p.id for p in pooled.papers] == [p.id for p in single.papers]
-    assert pooled.manifest["embedding"]["backend"] == "torch"  # the pool is sentence-transformers'
+    assert pooled.manifest.embedding["backend"] == "torch"  # the pool is sentence-transformers'
     torch_vecs = model.encode([p.text for p in pooled.papers], normalize_embeddings=True)
     assert np.allclose(pooled.vectors.reconstruct_n(0, len(torch_vecs)), torch_vecs, atol=1e-5)
-    assert pooled.manifest["sentences"] == single.manifest["sentences"] > 0
+    assert pooled.manifest.sentences == single.manifest.sentences > 0
 
 
 def test_build_embeds_through_openvino_and_says_so(seed_index, model):
     """The default backend: the model's ONNX export in OpenVINO, vectors as torch's to a cosine of 0.9995."""
     data = load_index(seed_index)
-    emb = data.manifest["embedding"]
+    emb = data.manifest.embedding
     assert emb["backend"].startswith("openvino ") and emb["cpu"]["name"] and emb["cpu"]["cores"] >= 1
-    assert emb["embedded"] == {"abstracts": 66, "sentences": data.manifest["sentences"]}
+    assert emb["embedded"] == {"abstracts": 66, "sentences": data.manifest.sentences}
     torch_vecs = model.encode([p.text for p in data.papers], normalize_embeddings=True)
     cosines = np.sum(data.vectors.reconstruct_n(0, 66) * torch_vecs, axis=1)
     assert cosines.min() > 0.9995
@@ -202,7 +201,7 @@ def test_vectors_of_two_backends_are_never_mixed(tmp_path, model, embedding_cach
     again = build_index([one_list], tmp_path / "c2", model=model, cache_dir=cache, explore=False, sentences=False,
                         backend="onnxruntime")
     assert first.count > 10 and (first.embedded, second.embedded, again.embedded) == (first.count, first.count, 0)
-    backends = {load_index(tmp_path / name).manifest["embedding"]["backend"] for name in ("a", "b")}
+    backends = {load_index(tmp_path / name).manifest.embedding["backend"] for name in ("a", "b")}
     assert backends == {"onnxruntime f32", "torch"}
 
 
@@ -212,3 +211,25 @@ def test_build_names_its_backend_and_cpu_in_its_progress(tmp_path, model, embedd
                 sentences=False, progress=lambda stage, done, total: seen.append(stage))
     line = next(s for s in seen if s.startswith("embedding with"))
     assert "openvino" in line and " on " in line
+
+
+@pytest.mark.parametrize("change,named", [(lambda m: m.pop("count"), "'count' is missing"),
+                                          (lambda m: m.update(dimension="384"), "'dimension' is not an integer"),
+                                          (lambda m: m["model"].pop("fingerprint"), "'model' lacks fingerprint"),
+                                          (lambda m: m.update(explore=[1]), "'explore' is not an object")])
+def test_manifest_with_a_wrong_entry_is_refused_by_name(index_copy, change, named):
+    path = index_copy.resolve() / "manifest.json"
+    m = json.loads(path.read_text())
+    change(m)
+    path.write_text(json.dumps(m))
+    with pytest.raises(IndexLoadError, match=f"not a format-1 manifest \\(its {named}\\).*python index_build.py"):
+        load_index(index_copy)
+
+
+def test_manifest_round_trips_and_keeps_its_json_names(seed_index):
+    from search.manifest import Manifest
+
+    raw = json.loads((seed_index / "manifest.json").read_text())
+    m = Manifest.from_dict(raw)
+    assert m.to_dict() == raw  # what the build wrote is what a reader gets back, every entry typed
+    assert m.index.exact and m.query_encoder.file == "query_encoder.onnx" and m.explore.topics > 0

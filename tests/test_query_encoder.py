@@ -61,7 +61,7 @@ def test_build_without_encoder_falls_back(tmp_path, model, embedding_cache):
     out = tmp_path / "index"
     build_index([SEEDS], out, model=model, cache_dir=embedding_cache, query_encoder=False, explore=False)
     data = load_index(out)
-    assert data.manifest["query_encoder"] is None and load_encoder(data.path, data.manifest) is None
+    assert data.manifest.query_encoder is None and load_encoder(data.path, data.manifest) is None
 
 
 def test_export_is_cached_per_model(tmp_path, model, fingerprint):

@@ -48,9 +48,16 @@ def synthetic(path: Path, n: int) -> Path:
 
 
 def start_build(inputs: list[Path], out: Path, cache: Path) -> subprocess.Popen:
+    # a session of its own: a kill reaches the multilingual workers too, which outlive their build
     return subprocess.Popen([sys.executable, "index_build.py", *map(str, inputs), "--out", str(out),
                              "--cache", str(cache)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the build and every process it started, and reap it."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def read_until(proc: subprocess.Popen, prefix: str) -> bool:
@@ -82,7 +89,7 @@ def setup(tmp_path, model, fingerprint, embedding_cache, multilingual_seed_index
 
 
 def assert_old_index_whole(out: Path, encoder, before: list[str]) -> None:
-    assert load_index(out).manifest["count"] == 66
+    assert load_index(out).manifest.count == 66
     assert hits(out, encoder) == before
     assert len(list(versions_dir(out).glob("tmp-*"))) <= 1  # the next build clears it
 
@@ -115,9 +122,9 @@ def test_a_build_frozen_at_every_stage_leaves_the_old_index_whole(setup, embeddi
         assert proc.wait() == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:
-            proc.kill()
+            kill(proc)
     assert frozen[:len(STAGES)] == STAGES and len(frozen) > len(STAGES), frozen  # at least one file too
-    assert load_index(out).manifest["count"] == 66 + 40  # thawed, it finished and published
+    assert load_index(out).manifest.count == 66 + 40  # thawed, it finished and published
 
 
 @pytest.mark.parametrize("point", ["abstracts: 0/", "vectors.faiss"])
@@ -136,8 +143,7 @@ def test_sigkill_leaves_the_old_index_and_the_next_build_clears_up(setup, embedd
             assert read_until(proc, point), f"the build ended before {point!r}"
         assert proc.poll() is None, "the build finished before it could be killed"
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill(proc)
     assert_old_index_whole(out, encoder, before)
     # the lock died with the process: the next build runs, clears what the killed one left, publishes
     report = build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
@@ -158,7 +164,7 @@ def test_two_builds_at_once_one_wins_whole(tmp_path, embedding_cache, multilingu
     assert "another build" in loser and "Traceback" not in loser
     winner_count = 66 if results[0][0] == 0 else 106
     data = load_index(out)  # checksums verified: one build, whole
-    assert data.manifest["count"] == winner_count == len(data.papers)
+    assert data.manifest.count == winner_count == len(data.papers)
 
 
 @pytest.mark.browser
