@@ -21,7 +21,7 @@ from search.fetch import API_URL, DEFAULT_VENUE, default_out
 from search.index import IndexLoadError, resolve
 from search.progress import read_status, status_text
 from search.lexical import marker
-from search.text import plain_markdown, to_html
+from search.display import plain_markdown, to_html
 from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import guard
-from .guard import UsageError, fail
+from .guard import UsageError
 from .fetch import API_URL, DEFAULT_VENUE, FetchError, call, default_out, fetch_venue, make_client, write_jsonl
 from .export import FORMATS, export
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine

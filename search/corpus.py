@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import decoding
-from .text import clean_for_model, derive_title, id_from_digest, match_digest, strip_control
+from .text import clean_for_model, id_from_digest, match_digest, strip_control
+from .titles import derive_title
 
 TEXT_SUFFIXES = {".txt", ".md", ""}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}

@@ -12,7 +12,7 @@ import numpy as np
 from . import explore, lexical, ranking
 from .catalog import SORTS, Catalog, UnknownPaper, ordered
 from .corpus import Paper
-from .embed import Encoder, as_encoder, load_model, model_dimension
+from .embed import as_encoder, load_model, model_dimension
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
 from .layout import MAP

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Paper
-from .text import clean_for_model, split_sentences
+from .sentences import split_sentences
+from .text import clean_for_model
 
 SENTENCES = "sentences.jsonl"        # one JSON list of display sentences per paper, in index order
 SENTENCE_VECTORS = "sentences.npy"   # float16 rows, all papers' sentences one after another

@@ -9,7 +9,8 @@ import bibtexparser
 from bibtexparser import model as bib
 
 from .corpus import Paper
-from .text import clean_for_model, plain_markdown
+from .display import plain_markdown
+from .text import clean_for_model
 
 FORMATS = ("bibtex", "csv", "md")
 BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"

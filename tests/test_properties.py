@@ -6,7 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from search.corpus import CorpusError, load_corpus
-from search.text import clean_for_model, content_id, to_html
+from search.display import to_html
+from search.text import clean_for_model, content_id
 
 MARKUP = st.sampled_from(["$", "\\", "{", "}", "*", "_", "**", "\\textbf{", "\\citep{", "$$", "\\%", "^",
                           "<script>", "](javascript:", "\n", "\r", "\x00", "\u202e", "é", "论文", "🙂"])

@@ -1,5 +1,7 @@
-from search.text import (clean_for_model, content_id, derive_title, match_key, plain_markdown,
-                         split_sentences, to_html)
+from search.display import plain_markdown, to_html
+from search.sentences import split_sentences
+from search.text import clean_for_model, content_id, match_key
+from search.titles import derive_title
 
 
 def test_latex_commands_and_escapes_are_cleaned():
