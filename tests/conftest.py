@@ -1,10 +1,13 @@
 """Shared fixtures: the real model and a seed index, made once per test session."""
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,31 @@ def model():
     from search.embed import load_model
 
     return load_model()
+
+
+class FakeModel:
+    """A deterministic stand-in for the sentence-transformers model, for tests of the build's mechanics
+    (caching, reuse, publishing): a text's vector comes from its hash. Never behind a claim about ranking."""
+
+    max_seq_length = 256
+
+    def __iter__(self):
+        return iter(())  # no modules: not exportable, so the build embeds with this object itself
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def get_embedding_dimension(self) -> int:
+        return 384
+
+    def encode(self, texts: list[str], batch_size: int = 32, **_options):
+        import hashlib
+
+        import numpy as np
+
+        seeds = [int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little") for t in texts]
+        vecs = np.array([np.random.default_rng(s).standard_normal(384) for s in seeds], dtype=np.float32)
+        return vecs.reshape(len(texts), 384) / np.linalg.norm(vecs, axis=1, keepdims=True).reshape(-1, 1)
 
 
 @pytest.fixture(scope="session")
@@ -127,3 +155,44 @@ def run_py(*args: str, env: dict | None = None, timeout: float = 300, stdin: str
     """Run a project script as a user would; returns the CompletedProcess."""
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, input=stdin, env={**os.environ, **(env or {})})
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_in_process(entry, argv: list[str], env: dict | None = None, stdin: str = "") -> Ran:
+    """A script's entry point called in this process as a shell would call the script: its exit code and
+    what it wrote. For tests where only the output matters: no interpreter start, no second model load."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_env = {k: os.environ.get(k) for k in env or {}}
+    saved_stdin, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+    os.environ.update(env or {})
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = entry(argv)
+            except SystemExit as e:  # argparse's own refusals
+                code = e.code if isinstance(e.code, int) else 1
+    finally:
+        sys.stdin = saved_stdin
+        for k, v in saved_env.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def run_cli(*args: str, **kw) -> Ran:
+    """`python -m search ARGS`, in process (search/__main__.py does no more)."""
+    from search.cli import main, run_guarded
+
+    return run_in_process(lambda argv: run_guarded(lambda: main(argv)), list(args), **kw)
+
+
+def run_build(*args: str, **kw) -> Ran:
+    """`python index_build.py ARGS`, in process."""
+    import index_build
+
+    return run_in_process(index_build.run, list(args), **kw)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, run_py
+from conftest import ROOT, run_build, run_cli
 from search.build import build_index
 from search.corpus import CorpusError, load_corpus
 from search.index import load_index
@@ -59,7 +59,7 @@ def test_index_build_refuses_and_keeps_the_old_index(name, outcome, expect, gene
     out = tmp_path / "index"
     shutil.copytree(seed_index.resolve(), out)
     before = load_index(out).manifest
-    r = run_py("index_build.py", str(case_path(name, generated)), "--out", str(out))
+    r = run_build(str(case_path(name, generated)), "--out", str(out))
     assert r.returncode == 2
     assert expect in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr + r.stdout
     assert load_index(out).manifest == before
@@ -103,7 +103,7 @@ def test_engine_answers_any_query(engine, query):
 
 def test_cli_answers_every_query_from_a_file(seed_index):
     real = [q for q in QUERIES if q.strip()]
-    r = run_py("-m", "search", "query", "--file", "-", "--json", "-k", "3", "--index", str(seed_index),
+    r = run_cli("query", "--file", "-", "--json", "-k", "3", "--index", str(seed_index),
                stdin="\n".join(q.replace("\n", " ") for q in real) + "\n")
     assert r.returncode == 0 and "Traceback" not in r.stderr
     lines = [json.loads(x) for x in r.stdout.splitlines()]
@@ -116,7 +116,7 @@ def test_cli_answers_every_query_from_a_file(seed_index):
 
 @pytest.mark.parametrize("query", ["", "   "])
 def test_cli_empty_query_is_a_usage_error(seed_index, query):
-    r = run_py("-m", "search", "query", query, "--index", str(seed_index))
+    r = run_cli("query", query, "--index", str(seed_index))
     assert r.returncode == 2 and "empty query" in r.stderr and "Traceback" not in r.stderr
 
 

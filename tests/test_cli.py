@@ -1,10 +1,11 @@
-"""The command line as a user runs it: real processes, real exit codes, no tracebacks."""
+"""The command line as a user runs it: exit codes, output, no tracebacks (in process where only the output
+matters; real processes for the process itself: a pipe, a lock, the whole default build)."""
 import json
 import shutil
 
 import pytest
 
-from conftest import SEEDS, cache_copy, run_py
+from conftest import SEEDS, cache_copy, run_build, run_cli, run_py
 from test_corpus import BAD
 
 
@@ -19,7 +20,7 @@ def test_query_json_lines(seed_index):
 
 
 def test_query_file_from_stdin_one_line_per_query(seed_index):
-    r = run_py("-m", "search", "query", "--file", "-", "-k", "2", "--json", env={"SEARCH_INDEX": str(seed_index)},
+    r = run_cli("query", "--file", "-", "-k", "2", "--json", env={"SEARCH_INDEX": str(seed_index)},
                stdin="music recognition\nmolecule reasoning benchmark\n")
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["query"] for x in lines] == ["music recognition", "molecule reasoning benchmark"]
@@ -27,14 +28,14 @@ def test_query_file_from_stdin_one_line_per_query(seed_index):
 
 def test_similar_table_and_unknown_id(seed_index, engine):
     pid = engine.papers[0].id
-    r = run_py("-m", "search", "similar", pid, "-k", "4", "--index", str(seed_index))
+    r = run_cli("similar", pid, "-k", "4", "--index", str(seed_index))
     assert r.returncode == 0 and r.stdout.count("\n") >= 5 and pid not in r.stdout.split("\n", 1)[1]
-    r = run_py("-m", "search", "similar", "nosuchid", "--index", str(seed_index))
+    r = run_cli("similar", "nosuchid", "--index", str(seed_index))
     assert r.returncode == 2 and "nosuchid" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_cli_on_missing_index_says_what_to_run(tmp_path):
-    r = run_py("-m", "search", "query", "x", "--index", str(tmp_path / "none"))
+    r = run_cli("query", "x", "--index", str(tmp_path / "none"))
     assert r.returncode == 2 and "python index_build.py" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -48,7 +49,7 @@ def test_build_refuses_bad_input_and_keeps_the_old_index(tmp_path, seed_index, n
         path.mkdir()
     elif data is not None:
         path.write_bytes(data)
-    r = run_py("index_build.py", str(path), "--out", str(out))
+    r = run_build(str(path), "--out", str(out))
     assert r.returncode == 2
     assert message in r.stderr and str(path) in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
@@ -144,7 +145,7 @@ def test_cli_sort_min_rating_and_stats_on_the_conference_slice(iclr_index, capsy
     assert all({"papers", "orals", "oral_share", "mean", "median", "best"} <= set(r) for r in rows)
     assert main(["stats", "--index", str(iclr_index)]) == 0
     assert "primary area" in capsys.readouterr().out
-    r = run_py("-m", "search", "query", "x", "--min-rating", "12", "--index", str(iclr_index))
+    r = run_cli("query", "x", "--min-rating", "12", "--index", str(iclr_index))
     assert r.returncode == 2 and "--min-rating" in r.stderr and "Traceback" not in r.stderr
 
 

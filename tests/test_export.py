@@ -6,7 +6,7 @@ import json
 import bibtexparser
 import pytest
 
-from conftest import run_py
+from conftest import run_cli
 from search.corpus import Paper
 from search.export import author_line, citation_key, export, review_line, latex_escape, to_bibtex, to_csv
 
@@ -89,18 +89,18 @@ def test_author_line_shortens_long_lists():
 
 def test_cli_export_formats(seed_index, engine):
     ids = [p.id for p in engine.papers[:3]]
-    r = run_py("-m", "search", "export", *ids, "--format", "bibtex", "--index", str(seed_index))
+    r = run_cli("export", *ids, "--format", "bibtex", "--index", str(seed_index))
     assert r.returncode == 0, r.stderr
     lib = bibtexparser.parse_string(r.stdout)
     assert not lib.failed_blocks and len(lib.entries) == 3
-    r = run_py("-m", "search", "export", *ids, ids[0], "--format", "csv", "--index", str(seed_index))
+    r = run_cli("export", *ids, ids[0], "--format", "csv", "--index", str(seed_index))
     assert [row["id"] for row in csv.DictReader(io.StringIO(r.stdout))] == ids  # duplicates once
 
 
 def test_cli_export_names_unknown_ids_and_refuses_empty(seed_index, engine):
-    r = run_py("-m", "search", "export", engine.papers[0].id, "nosuch1", "--index", str(seed_index))
+    r = run_cli("export", engine.papers[0].id, "nosuch1", "--index", str(seed_index))
     assert r.returncode == 2 and "nosuch1" in r.stderr and r.stdout == "" and "Traceback" not in r.stderr
-    r = run_py("-m", "search", "export", "--file", "-", "--index", str(seed_index), stdin="\n")
+    r = run_cli("export", "--file", "-", "--index", str(seed_index), stdin="\n")
     assert r.returncode == 2 and "nothing to export" in r.stderr
 
 
@@ -113,7 +113,7 @@ def test_similar_to_several_papers_never_returns_them(engine):
 
 def test_similar_file_one_request_per_line(seed_index, engine):
     a, b, c = (p.id for p in engine.papers[:3])
-    r = run_py("-m", "search", "similar", "--file", "-", "--json", "-k", "3", "--index", str(seed_index),
+    r = run_cli("similar", "--file", "-", "--json", "-k", "3", "--index", str(seed_index),
                stdin=f"{a} {b}\n{c}\n")
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["paper"] for x in lines] == [f"{a} {b}", c]

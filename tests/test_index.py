@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import SEEDS, cache_copy
+from conftest import SEEDS, FakeModel, cache_copy
 from search.build import build_index
 from search.engine import Engine
 from search.index import IndexLoadError, load_index, versions_dir
@@ -59,9 +59,9 @@ def test_missing_index_says_what_to_run(tmp_path):
         load_index(tmp_path / "nothing")
 
 
-def test_cache_makes_unchanged_rebuild_embed_nothing_and_new_file_only_its_papers(tmp_path, model,
-                                                                                  embedding_cache):
-    out, cache = tmp_path / "index", cache_copy(embedding_cache, tmp_path / "cache", vectors=False)
+def test_cache_makes_unchanged_rebuild_embed_nothing_and_new_file_only_its_papers(tmp_path):
+    model = FakeModel()  # what is embedded when, not what the vectors mean
+    out, cache = tmp_path / "index", tmp_path / "cache"
     first = build_index([SEEDS], out, model=model, cache_dir=cache)
     assert first.embedded == 66
     again = build_index([SEEDS], out, model=model, cache_dir=cache)

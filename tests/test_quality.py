@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import run_py
+from conftest import run_cli
 from search.engine import MODES
 from search.evaluate import metrics
 from search.lexical import tokenize
@@ -102,9 +102,9 @@ def test_evaluate_cli_scores_every_mode_on_a_beir_folder(tmp_path, iclr_subset, 
 
 
 def test_cli_area_filter_and_unknown_area(iclr_index):
-    r = run_py("-m", "search", "query", "policy optimization", "--json", "--index", str(iclr_index),
+    r = run_cli("query", "policy optimization", "--json", "--index", str(iclr_index),
                "--area", "reinforcement learning", "--mode", "semantic")
     hits = json.loads(r.stdout)["hits"]
     assert hits and all(h["primary_area"] == "reinforcement learning" for h in hits)
-    r = run_py("-m", "search", "query", "x", "--index", str(iclr_index), "--area", "astrology")
+    r = run_cli("query", "x", "--index", str(iclr_index), "--area", "astrology")
     assert r.returncode == 2 and "unknown --area 'astrology'" in r.stderr

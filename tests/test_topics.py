@@ -5,7 +5,7 @@ import json
 import re
 
 import numpy as np
-from conftest import run_py
+from conftest import run_cli
 
 from search.lexical import _stopwords
 from search.topics import BOILERPLATE, compute_topics, distinct_terms
@@ -50,7 +50,7 @@ def test_labels_are_clean(engine, iclr_engine):
 def test_map_is_finite_and_has_every_paper(engine, seed_index):
     assert engine.catalog.map_xy.shape == (len(engine.papers), 2)
     assert np.isfinite(engine.catalog.map_xy).all() and np.abs(engine.catalog.map_xy).max() <= 1.0 + 1e-6
-    out = run_py("-m", "search", "map", "--index", str(seed_index), "--json")
+    out = run_cli("map", "--index", str(seed_index), "--json")
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert out.returncode == 0 and len(rows) == len(engine.papers)
     assert set(rows[0]) == {"id", "x", "y", "topic"}
@@ -58,12 +58,12 @@ def test_map_is_finite_and_has_every_paper(engine, seed_index):
 
 
 def test_cli_topics_json(seed_index, engine):
-    out = run_py("-m", "search", "topics", "--index", str(seed_index), "--json")
+    out = run_cli("topics", "--index", str(seed_index), "--json")
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert out.returncode == 0 and len(rows) == len(engine.catalog.topics)
     assert set(rows[0]) == {"topic", "label", "size", "papers"}
     assert sum(r["size"] for r in rows) == len(engine.papers)
-    plain = run_py("-m", "search", "topics", "--index", str(seed_index))
+    plain = run_cli("topics", "--index", str(seed_index))
     assert engine.catalog.topics[0].label in plain.stdout
 
 
