@@ -17,8 +17,8 @@ from . import evidence, explore, lexical
 from . import index as ix
 from . import query_encoder as qe
 from .corpus import Paper, input_files, load_corpus
-from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, cpu_description, encode_cached, load_model,
-                    model_dimension, model_fingerprint, start_pool, vectors_fingerprint)
+from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, TorchEncoder, cpu_description,
+                    encode_cached, load_model, model_dimension, model_fingerprint, start_pool, vectors_fingerprint)
 from .manifest import Manifest, ModelEntry, vectors_entry
 from .multilingual import MultilingualEncoder, write_space
 from .progress import Progress
@@ -83,7 +83,7 @@ class Build:
     timings: dict[str, float] = field(default_factory=dict)
     fingerprint: str = ""
     onnx_file: Path | None = None
-    encoder: object = None
+    encoder: Encoder | None = None
     embedding: dict = field(default_factory=dict)
     vectors_key: str = ""
     sentence_groups: list[list[str]] = field(default_factory=list)
@@ -148,10 +148,11 @@ def _export(b: Build) -> None:
 
 def _embed(b: Build) -> None:
     o = b.options
-    b.encoder = b.model if o.backend == "torch" else qe.document_encoder(b.onnx_file, b.model, b.fingerprint,
-                                                                         o.backend)
-    b.embedding = {"backend": getattr(b.encoder, "backend", "torch"), "batch_size": o.batch_size,
-                   "cpu": cpu_description()}
+    if o.backend == "torch":
+        b.encoder = TorchEncoder(b.model, b.fingerprint)
+    else:
+        b.encoder = qe.document_encoder(b.onnx_file, b.model, b.fingerprint, o.backend)
+    b.embedding = {"backend": b.encoder.backend, "batch_size": o.batch_size, "cpu": cpu_description()}
     _announce(b.progress, f"embedding with {b.embedding['backend']} on {b.embedding['cpu']['name']} "
                           f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
     b.vectors_key = vectors_fingerprint(b.fingerprint, b.embedding["backend"])

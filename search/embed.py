@@ -129,14 +129,15 @@ def model_dimension(model) -> int:
     return int(get())
 
 
-def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
+def encode(encoder, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
            desc: str = "embedding", pool: dict | None = None) -> np.ndarray:
     """L2-normalised float32 vectors, in chunks so a bar (tqdm, or a `Progress`) shows rate and ETA.
 
-    `pool` (from `start_pool`) spreads each chunk over worker processes."""
+    `encoder`: an `Encoder`, or the multilingual one (anything whose encode(texts, batch_size) gives
+    normalised rows); `pool` (from `start_pool`) spreads each chunk over a TorchEncoder's worker processes."""
     from tqdm import tqdm
 
-    dim = model_dimension(model)
+    dim = encoder.get_embedding_dimension()
     if not texts:
         return np.zeros((0, dim), dtype=np.float32)
     # longest first: batches hold texts of like length, so little padding is computed
@@ -149,9 +150,7 @@ def encode(model, texts: list[str], batch_size: int = 32, progress: Progress | N
     with tqdm(total=len(texts), desc=desc, unit="text", disable=None) as bar:
         for start in range(0, len(order), chunk):
             idx = order[start:start + chunk]
-            vecs = model.encode([texts[i] for i in idx], batch_size=batch_size,
-                                normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False, **({"pool": pool} if pool else {}))
+            vecs = encoder.encode([texts[i] for i in idx], batch_size=batch_size, **({"pool": pool} if pool else {}))
             out[idx] = vecs.astype(np.float32, copy=False)
             bar.update(len(idx))
             if progress:
@@ -209,7 +208,7 @@ class EmbeddingCache:
         self._vectors.update(zip(keys, vectors))
 
 
-def encode_cached(model, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
+def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
                   progress: Progress | None = None, desc: str = "embedding",
                   pool: dict | None = None) -> tuple[np.ndarray, int]:
     """Encode only texts the cache lacks; returns the vectors and how many were newly embedded."""
@@ -218,11 +217,11 @@ def encode_cached(model, texts: list[str], cache: EmbeddingCache | None, batch_s
     keys = [text_hash(t) for t in texts]
     missing = [i for i, k in enumerate(keys) if cache is None or cache.get(k) is None]
     unique_missing = list({keys[i]: i for i in missing}.values())
-    fresh = encode(model, [texts[i] for i in unique_missing], batch_size, progress, desc, pool)
+    fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool)
     if cache is not None:
         cache.add([keys[i] for i in unique_missing], fresh)
     by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}
-    dim = model_dimension(model)
+    dim = encoder.get_embedding_dimension()
     out = np.empty((len(texts), dim), dtype=np.float32)
     for i, k in enumerate(keys):
         out[i] = by_key[k] if k in by_key else cache.get(k)
