@@ -25,8 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_scale import queries  # noqa: E402
-from report import machine, pct, write_report  # noqa: E402
+from report import keyword_queries as queries, machine, pct, write_report  # noqa: E402
 
 # The URL holds the query, ten cards are drawn, none is stale, and the first card is this query's first hit
 # (the previous query's ten cards must not count as drawn).

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from report import SHARED, machine, pct, write_report  # noqa: E402
+from report import SHARED, keyword_queries as queries, machine, pct, write_report  # noqa: E402
 
 SAMPLE = 512   # abstracts for model.encode's rate
 
@@ -49,14 +49,6 @@ def peak_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def queries(n: int) -> list[str]:
-    path = ROOT / ".devsets" / "keywords" / "queries.jsonl"
-    if not path.is_file():
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_devsets.py"), "--seed", "0",
-                        "--out", str(ROOT / ".devsets")], check=True)
-    return list(dict.fromkeys(json.loads(line)["text"] for line in path.open(encoding="utf-8")))[:n]
 
 
 def write_synthetic(records: list[dict], n: int, path: Path) -> None:
