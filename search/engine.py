@@ -12,7 +12,7 @@ import numpy as np
 from . import explore, lexical, ranking
 from .catalog import SORTS, Catalog, UnknownPaper, ordered
 from .corpus import Paper
-from .embed import as_encoder, load_model, model_dimension
+from .embed import as_encoder, load_model
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
 from .layout import MAP
@@ -108,9 +108,9 @@ class Engine:
                  fusion: str = DEFAULT_FUSION, weights: ranking.Weights = ranking.DEFAULT_WEIGHTS):
         encoder = as_encoder(model, fingerprint)
         m = data.manifest
-        if model_dimension(encoder) != m.dimension:
+        if encoder.get_embedding_dimension() != m.dimension:
             raise IndexLoadError(f"the index at {data.path} has {m.dimension}-d vectors but "
-                                 f"the query model makes {model_dimension(encoder)}-d ones; {REBUILD}")
+                                 f"the query model makes {encoder.get_embedding_dimension()}-d ones; {REBUILD}")
         if encoder.fingerprint != m.model.fingerprint:
             raise IndexLoadError(f"the index at {data.path} was built with another model "
                                  f"({m.model.name}); {REBUILD} with this one")
