@@ -84,13 +84,13 @@ def main() -> None:
         qs = [(r[lang], r["paper"]) for r in rows]
         for mode in MODES:
             for label, space in (("multilingual", ml), ("English only (MiniLM)", None)):
-                engine.multilingual = space
+                engine.rankers.multilingual = space
                 engine.clear_cache()
                 r = score(engine, qs, mode)
                 lines.append(f"| {lang} ({len(qs)}) | {mode} | {label} | {r['MRR@10']:.3f} | {r['Recall@10']:.3f} | "
                              f"{r['median_ms']:.1f} | {r['routed']:.0%} |")
                 print(lines[-1], flush=True)
-    engine.multilingual = ml
+    engine.rankers.multilingual = ml
     lines += ["", "Dense weight of the hybrid blend for other languages (Weights.multilingual):", "",
               "| queries | α | MRR@10 | Recall@10 |", "|---|---|---|---|"]
     default = engine.weights
@@ -132,10 +132,10 @@ def main() -> None:
         for mode in MODES:
             with_ml = [[h.paper.id for h in engine.search(t, 10, mode, evidence=False).hits] for t, _ in qs]
             r_with = score(engine, qs, mode)
-            engine.multilingual = None
+            engine.rankers.multilingual = None
             without = [[h.paper.id for h in engine.search(t, 10, mode, evidence=False).hits] for t, _ in qs]
             r_without = score(engine, qs, mode)
-            engine.multilingual = ml
+            engine.rankers.multilingual = ml
             same = sum(a == b for a, b in zip(with_ml, without)) / len(qs)
             lines.append(f"| {name} ({len(qs)}) | {mode} | {r_with['MRR@10']:.3f} | {r_without['MRR@10']:.3f} | "
                          f"{same:.1%} | {r_with['routed']:.1%} |")
