@@ -46,7 +46,7 @@ def submit(page, q: str, first: str | None) -> float:
     box.fill(q)
     t = time.perf_counter()
     # the query form's own button ("Find papers", "Search" in older versions), not the "Search" view button
-    page.get_by_test_id("stBaseButton-primaryFormSubmit").click()
+    page.locator("[data-testid^='stBaseButton-'][data-testid$='FormSubmit']").click()
     page.wait_for_function(DRAWN, arg=[q, first], timeout=60_000)
     return time.perf_counter() - t
 
