@@ -19,11 +19,15 @@ space := $(empty) $(empty)
 $(PYTHON):
 	python3 -m venv $(VENV)
 
+TORCH = $(PIP) torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+
 install: $(PYTHON)
-	$(PIP) torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(TORCH)
 	$(PIP) -r requirements.txt
 
-install-dev: install
+# requirements-dev.txt includes requirements.txt: one resolution instead of two
+install-dev: $(PYTHON)
+	$(TORCH)
 	$(PIP) -r requirements-dev.txt
 
 # Debian's Chromium for the end-to-end tests (Playwright drives /usr/bin/chromium; no download),
