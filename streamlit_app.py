@@ -423,7 +423,8 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colo
     from search.layout import map_figure
 
     engine = get_engine(build_path)
-    return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour, focus)
+    return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour,
+                      focus)
 
 
 def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
@@ -490,7 +491,8 @@ def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
         st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
                 "in this page's address, so bookmark or share it.")
         return
-    papers = [engine.papers[r] for r in ordered([engine.catalog.row(pid) for pid in listed], engine.papers, flt["sort"])]
+    rows = [engine.catalog.row(pid) for pid in listed]
+    papers = [engine.papers[r] for r in ordered(rows, engine.papers, flt["sort"])]
     labels = engine.catalog.topic_labels(papers)
     cols = st.columns(len(FORMATS))
     for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
@@ -569,21 +571,22 @@ def nav(engine: Engine, view: str, listed: list[str]) -> None:
 
 def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str], author: str, sort: str,
             min_rating: float | None) -> None:
+    catalog = engine.catalog
     with st.sidebar:
         st.radio("Ranking", MODES, index=MODES.index(mode), key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
-        if engine.catalog.areas:
-            st.multiselect("Primary area", engine.catalog.areas, default=[a for a in areas if a in engine.catalog.areas],
+        if catalog.areas:
+            st.multiselect("Primary area", catalog.areas, default=[a for a in areas if a in catalog.areas],
                            key="area_w", on_change=set_param, args=("area", "area_w"))
-        if engine.catalog.venues:
-            st.multiselect("Venue", engine.catalog.venues, default=[v for v in venues if v in engine.catalog.venues],
+        if catalog.venues:
+            st.multiselect("Venue", catalog.venues, default=[v for v in venues if v in catalog.venues],
                            key="venue_w", on_change=set_param, args=("venue", "venue_w"),
                            format_func=lambda v: v.replace("ICLR 2026 ", ""))
-        if engine.catalog.has_authors:
+        if catalog.has_authors:
             st.text_input("Author", value=author, key="author_w", on_change=set_param, args=("author", "author_w"),
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
-        if engine.catalog.has_ratings:
+        if catalog.has_ratings:
             st.selectbox("Sort by", SORTS, index=SORTS.index(sort), key="sort_w", on_change=set_param,
                          args=("sort", "sort_w"), format_func=SORT_LABELS.get,
                          help="Rating and oral re-order the 30 papers most relevant to a query (or the "

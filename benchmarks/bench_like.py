@@ -45,7 +45,8 @@ def main() -> None:
         one = engine.similar(ids[:1], 10, mode="semantic").hits
         scores["one paper (vectors)"].append(precision([engine.catalog.row(h.paper.id) for h in one], area))
         one = engine.similar(ids[:1], 10).hits
-        scores["one paper (hybrid, the page's default)"].append(precision([engine.catalog.row(h.paper.id) for h in one], area))
+        rows = [engine.catalog.row(h.paper.id) for h in one]
+        scores["one paper (hybrid, the page's default)"].append(precision(rows, area))
         centre = engine.vectors[rows].mean(axis=0)
         sims = engine.vectors @ centre
         sims[rows] = -np.inf

@@ -86,6 +86,7 @@ class Build:
     encoder: Encoder | None = None
     embedding: dict = field(default_factory=dict)
     vectors_key: str = ""
+    corpus_fingerprint: str = ""        # index.corpus_fingerprint of the papers read
     sentence_groups: list[list[str]] = field(default_factory=list)
     vectors: np.ndarray | None = None
     sentence_vectors: np.ndarray | None = None
@@ -128,6 +129,7 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
 
 def _read(b: Build) -> None:
     b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad)
+    b.corpus_fingerprint = ix.corpus_fingerprint(b.papers)
 
 
 def _load_model(b: Build) -> None:
@@ -189,7 +191,7 @@ def _embed_multilingual(b: Build) -> None:
 
 def _explore(b: Build) -> None:
     if b.options.explore:
-        key = explore.key(b.papers, ix.corpus_fingerprint(b.papers), b.vectors_key)
+        key = explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)
         b.explore = explore.compute(b.papers, b.vectors, key, b.out, lambda stage: _announce(b.progress, stage))
 
 
@@ -209,7 +211,7 @@ def _write(b: Build, t0: float) -> Path:
     multilingual = write_space(build_dir, *b.multilingual, o.ml_processes) if b.multilingual else None
     manifest = Manifest(
         model=ModelEntry(o.model_name, b.fingerprint, int(b.model.max_seq_length)),
-        dimension=model_dimension(b.model), count=len(b.papers), corpus_fingerprint=ix.corpus_fingerprint(b.papers),
+        dimension=model_dimension(b.model), count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
         index=vectors, lexical=bm25, sentences=sentences, explore=explored, query_encoder=encoder,
         multilingual=multilingual, embedding=b.embedding, inputs=[str(p) for p in b.inputs],
         inputs_digest=inputs_digest(b.inputs), skipped_lines=len(b.skipped),

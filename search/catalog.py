@@ -79,9 +79,6 @@ class Catalog:
             raise KeyError(self.papers[int(missing[0])].id)
         return xy
 
-    def __len__(self) -> int:
-        return len(self.papers)
-
     def paper(self, pid: str) -> Paper | None:
         row = self._row.get(pid.strip())
         return None if row is None else self.papers[row]

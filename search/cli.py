@@ -96,7 +96,8 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _check_filters(engine: Engine, args: argparse.Namespace) -> None:
-    for name, given, known in (("area", args.area, engine.catalog.areas), ("venue", args.venue, engine.catalog.venues)):
+    catalog = engine.catalog
+    for name, given, known in (("area", args.area, catalog.areas), ("venue", args.venue, catalog.venues)):
         bad = [g for g in given if g not in known]
         if bad:
             raise UsageError(f"unknown --{name} {', '.join(repr(b) for b in bad)}; this index has: "

