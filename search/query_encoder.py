@@ -41,7 +41,9 @@ def export(model, out: Path, quantize: bool = False) -> Path:
 
     sample = model.tokenizer(["a query", "a longer query text"], padding=True, return_tensors="pt")
     out.parent.mkdir(parents=True, exist_ok=True)
-    plain = out.with_name(out.name + ".fp32.tmp") if quantize else out.with_name(out.name + ".tmp")
+    # private names: two builds sharing a cache may export at once; each renames its own file into place
+    aside = f".{os.getpid()}-{os.urandom(3).hex()}"
+    plain = out.with_name(out.name + aside + (".fp32.tmp" if quantize else ".tmp"))
     axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
             "embedding": {0: "batch"}}
     with torch.no_grad(), warnings.catch_warnings():
@@ -55,7 +57,7 @@ def export(model, out: Path, quantize: bool = False) -> Path:
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        tmp = out.with_name(out.name + ".tmp")
+        tmp = out.with_name(out.name + aside + ".tmp")
         quantize_dynamic(str(plain), str(tmp), weight_type=QuantType.QInt8)
         plain.unlink()
         plain = tmp
@@ -77,7 +79,7 @@ def exported(model, fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
 
 def save_tokenizer(model, path: Path) -> None:
     """The model's fast tokenizer as one JSON file, written aside and renamed."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(3).hex()}.tmp")
     model.tokenizer.backend_tokenizer.save(str(tmp))
     os.replace(tmp, path)
 

@@ -1,4 +1,8 @@
-"""Shared fixtures: the real model and a seed index, made once per test session."""
+"""Shared fixtures: the real model and a seed index, made once per test session.
+
+Under pytest-xdist (`make test` runs two workers) the embedding cache and the session's indexes are made
+once for all workers: the first worker to need one builds it under a file lock, the others wait and
+read it."""
 from __future__ import annotations
 
 import io
@@ -58,11 +62,29 @@ def fingerprint(model):
     return model_fingerprint(model)
 
 
+def shared_dir(tmp_path_factory, name: str, make) -> Path:
+    """A folder made once per test run by `make(path)`, shared by every xdist worker (built under a lock)."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    path, made = base / f"shared-{name}", base / f"shared-{name}.made"
+    with FileLock(f"{path}.lock"):
+        if not made.is_file():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+            make(path)
+            made.touch()
+    return path
+
+
 @pytest.fixture(scope="session")
 def embedding_cache(tmp_path_factory) -> Path:
     """One embedding cache for the whole session: a build that is not about the cache embeds each text
-    and exports the model once. Tests of the cache itself start from `cache_copy(..., vectors=False)`."""
-    return tmp_path_factory.mktemp("embedding-cache")
+    and exports the model once. Tests of the cache itself start from `cache_copy(..., vectors=False)`.
+    Workers share it: shards are written aside under unique names, so concurrent builds only add."""
+    return shared_dir(tmp_path_factory, "embedding-cache", lambda _: None)
 
 
 def cache_copy(cache: Path, dest: Path, vectors: bool = True) -> Path:
@@ -72,8 +94,9 @@ def cache_copy(cache: Path, dest: Path, vectors: bool = True) -> Path:
     exporting again."""
     for sub in cache.iterdir() if cache.is_dir() else []:
         if vectors or (sub / "query_encoder.onnx").is_file():
-            shutil.copytree(sub, dest / sub.name, copy_function=os.link,
-                            ignore=None if vectors else shutil.ignore_patterns("shard-*"))
+            # not the files another worker is still writing aside (".shard-…", "….tmp")
+            skip = (".*", "*.tmp") if vectors else (".*", "*.tmp", "shard-*")
+            shutil.copytree(sub, dest / sub.name, copy_function=os.link, ignore=shutil.ignore_patterns(*skip))
     dest.mkdir(parents=True, exist_ok=True)
     return dest
 
@@ -83,9 +106,10 @@ def seed_index(tmp_path_factory, model, embedding_cache) -> Path:
     """An index of the 66 seed papers, built once with the real model."""
     from search.build import build_index
 
-    out = tmp_path_factory.mktemp("seedindex") / "index"
-    build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
-    return out
+    def make(d: Path) -> None:
+        build_index([SEEDS], d / "index", model=model, cache_dir=embedding_cache)
+
+    return shared_dir(tmp_path_factory, "seedindex", make) / "index"
 
 
 @pytest.fixture(scope="session")
@@ -93,9 +117,10 @@ def multilingual_seed_index(tmp_path_factory, model, embedding_cache) -> Path:
     """The seeds with the multilingual space, as `python index_build.py` builds them by default."""
     from search.build import build_index
 
-    out = tmp_path_factory.mktemp("mlindex") / "index"
-    build_index([SEEDS], out, model=model, cache_dir=embedding_cache, multilingual=True)
-    return out
+    def make(d: Path) -> None:
+        build_index([SEEDS], d / "index", model=model, cache_dir=embedding_cache, multilingual=True)
+
+    return shared_dir(tmp_path_factory, "mlindex", make) / "index"
 
 
 @pytest.fixture(scope="session")
@@ -130,9 +155,10 @@ def iclr_index(tmp_path_factory, model, iclr_subset, embedding_cache) -> Path:
     """Seeds merged with their full records and 150 more ICLR papers, built with the real model."""
     from search.build import build_index
 
-    out = tmp_path_factory.mktemp("iclrindex") / "index"
-    build_index([SEEDS, iclr_subset], out, model=model, cache_dir=embedding_cache)
-    return out
+    def make(d: Path) -> None:
+        build_index([SEEDS, iclr_subset], d / "index", model=model, cache_dir=embedding_cache)
+
+    return shared_dir(tmp_path_factory, "iclrindex", make) / "index"
 
 
 @pytest.fixture(scope="session")
