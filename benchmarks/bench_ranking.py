@@ -58,6 +58,34 @@ def main_metric(name: str) -> str:
     return MAIN.get(name, "MRR@10")
 
 
+def sets(root: Path) -> dict[str, Path]:
+    return {n: root / n for n in ENGLISH + OTHER if (root / n).is_dir()}
+
+
+def engine_maker(model, cache: Path):
+    """engine_for(dataset, weights): an engine over the dataset's corpus, each corpus indexed once.
+
+    Every set but titles shares title + abstract of the same papers (with the multilingual space);
+    titles has an index of abstracts alone."""
+    from search.embed import DEFAULT_MODEL
+    from search.engine import Engine
+    from search.evaluate import prepare
+    from search.index import load_index
+
+    indexes: dict[tuple, object] = {}
+
+    def engine_for(dataset: Path, weights) -> object:
+        corpus = "titles" if dataset.name == "titles" else "papers"
+        key = (dataset.parent, corpus)
+        if key not in indexes:
+            source = dataset if corpus == "titles" else dataset.parent / "keywords"
+            indexes[key] = load_index(prepare(source, DEFAULT_MODEL, model, cache, sentences=True,
+                                              multilingual=corpus == "papers"))
+        return Engine(indexes[key], model, weights=weights)
+
+    return engine_for
+
+
 def collect(engine, queries: dict[str, str], qrels: dict) -> list[tuple]:
     """(candidates, kind, relevant ids) per judged query, under the shipped weights' dense pool."""
     from search.engine import POOL, top_rows
@@ -132,38 +160,31 @@ def tune(collected: dict[str, list[tuple]], base) -> tuple[object, list[str]]:
     return ml_best, lines
 
 
-def main() -> None:
+def arguments(record: str) -> argparse.ArgumentParser:
+    """The options every ranking benchmark takes: the two splits, the embedding cache, the record."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--devsets", type=Path, default=ROOT / ".devsets")
     ap.add_argument("--testsets", type=Path, default=ROOT / ".testsets")
     ap.add_argument("--cache", type=Path, default=ROOT / ".embedding_cache")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "ranking.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / record)
+    return ap
+
+
+def main() -> None:
+    ap = arguments("ranking.md")
     ap.add_argument("--tune-only", action="store_true", help="step 1 only: print the weights chosen on dev")
     ap.add_argument("--conference", type=Path, default=None,
                     help="the conference index (seeds + conference) for step 4; without it step 4 is skipped")
     args = ap.parse_args()
 
-    from search.embed import DEFAULT_MODEL, load_model
+    from search.embed import load_model
     from search.engine import Engine
-    from search.evaluate import METRICS, evaluate, load_queries, prepare, read_qrels
+    from search.evaluate import METRICS, evaluate, load_queries, read_qrels
     from search.index import load_index
     from search.ranking import DEFAULT_WEIGHTS, Weights
 
     model = load_model()
-    engines: dict[Path, object] = {}
-
-    def engine_for(dataset: Path, weights) -> object:
-        # one index per corpus: every set but titles shares title + abstract of the same papers
-        corpus = "titles" if dataset.name == "titles" else "papers"
-        key = (dataset.parent, corpus)
-        if key not in engines:
-            source = dataset if corpus == "titles" else dataset.parent / "keywords"
-            engines[key] = load_index(prepare(source, DEFAULT_MODEL, model, args.cache, sentences=True,
-                                              multilingual=corpus == "papers"))
-        return Engine(engines[key], model, weights=weights)
-
-    def sets(root: Path) -> dict[str, Path]:
-        return {n: root / n for n in ENGLISH + OTHER if (root / n).is_dir()}
+    engine_for = engine_maker(model, args.cache)
 
     lines = ["Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && "
              "python benchmarks/make_devsets.py --seed 1 --out .testsets && python benchmarks/bench_ranking.py", ""]

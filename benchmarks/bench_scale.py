@@ -86,7 +86,7 @@ def synthetic_vectors(real, n_of, source_rows, seed: int = 0):
 def phase_build(n: int, work: Path) -> dict:
     from search.build import build_index
     from search.corpus import load_corpus
-    from search.embed import EmbeddingCache, load_model, model_fingerprint
+    from search.embed import EmbeddingCache, load_model, model_fingerprint, vectors_fingerprint
     from search.index import load_index
     from search.text import text_hash
 
@@ -118,9 +118,11 @@ def phase_build(n: int, work: Path) -> dict:
         result["read_for_cache_s"] = time.perf_counter() - t
         source = np.array([row_of[p.id.rsplit("-", 1)[0]] for p in papers])
         vectors = synthetic_vectors(real_vectors, len(papers), source)
-        EmbeddingCache(cache, model_fingerprint(model)).add([text_hash(p.text) for p in papers], vectors)
+        # the cache keys vectors by weights and backend: these are torch's, and the build is told so
+        key = vectors_fingerprint(model_fingerprint(model), "torch")
+        EmbeddingCache(cache, key).add([text_hash(p.text) for p in papers], vectors)
         del papers, vectors, real, real_vectors
-        inputs, kw = [path], {"sentences": False, "explore": False}
+        inputs, kw = [path], {"sentences": False, "explore": False, "backend": "torch"}
     report = build_index(inputs, out, model=model, cache_dir=cache, **kw)
     manifest = json.loads((out / "manifest.json").read_text())
     result.update(count=report.count, embedded=report.embedded, embedded_sentences=report.embedded_sentences,

@@ -94,3 +94,36 @@ def test_a_dropped_engine_leaves_no_reference_cycles(seed_index):
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+
+
+def test_two_builds_sharing_a_cache_can_export_at_once(tmp_path, model, monkeypatch):
+    """Each export writes aside under its own name: the second rename never finds its file taken."""
+    import threading
+
+    import torch
+
+    from search import query_encoder
+
+    both_written = threading.Barrier(2)
+
+    def export_file(module, args, path, **_options):
+        with open(path, "wb") as f:
+            f.write(b"onnx")
+        both_written.wait(timeout=30)  # neither renames until both have written
+
+    monkeypatch.setattr(torch.onnx, "export", export_file)
+    out, errors = tmp_path / "cache" / ONNX, []
+
+    def run():
+        try:
+            query_encoder.export(model, out)
+        except Exception as e:  # noqa: BLE001 - the assertion below names it
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and out.read_bytes() == b"onnx"
+    assert sorted(p.name for p in out.parent.iterdir()) == [ONNX]  # nothing left aside
