@@ -48,7 +48,7 @@ async def session(browser, url: str, stream: list[str], until: float, stats: dic
     page.on("dialog", lambda d: stats["errors"].append(f"dialog {d.message}"))
     try:
         await page.goto(url, timeout=120_000)
-        box = page.get_by_label("Search papers by meaning")
+        box = page.get_by_role("textbox", name="Search papers by meaning")
         await box.wait_for(timeout=120_000)
         i = 0
         while time.time() < until:
@@ -66,7 +66,8 @@ async def session(browser, url: str, stream: list[str], until: float, stats: dic
                         await box.wait_for(timeout=60_000)
                     await box.fill(q)
                     t = time.perf_counter()
-                    await box.press("Enter")
+                    # the query form's own button, not the "Search" view button of the same name
+                    await page.locator("[data-testid^='stBaseButton-'][data-testid$='FormSubmit']").click()
                     await page.wait_for_function(
                         "q => new URLSearchParams(location.search).get('q') === q && document.querySelector('h5')"
                         " && !document.querySelector('[data-stale=\"true\"]')", arg=q, timeout=60_000)
