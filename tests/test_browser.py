@@ -37,6 +37,11 @@ def page(browser):
     context.close()
 
 
+def settled(page, timeout: float = 60_000) -> None:
+    """Wait until the page's script has finished its run (Streamlit marks its root with the state)."""
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(timeout=timeout)
+
+
 def no_error_on(page):
     body = page.inner_text("body")
     assert "Traceback" not in body and "Error" not in page.title()
@@ -115,6 +120,7 @@ def test_uploaded_bib_finds_papers_like_it(server, page, engine):
     target = engine.papers[7]
     bib = "@article{mine, title={Something}, abstract={" + target.text.replace("{", "").replace("}", "") + "}}\n"
     page.goto(server)
+    settled(page)  # a file given while the first run still draws the page can be dropped with its widget
     page.get_by_text("Papers like these").click()
     page.locator("input[type=file]").set_input_files(
         files=[{"name": "mine.bib", "mimeType": "text/plain", "buffer": bib.encode()}])
