@@ -37,7 +37,7 @@ from bench_ranking import ENGLISH, arguments, collect, engine_maker, main_metric
 from report import write_report  # noqa: E402
 from search import lexical  # noqa: E402
 from search.evaluate import load_queries, metrics, read_qrels  # noqa: E402
-from search.ranking import DEFAULT_WEIGHTS, KINDS  # noqa: E402
+from search.ranking import DEFAULT_WEIGHTS, KINDS, blend  # noqa: E402
 
 
 def bigrams(terms: list[str]) -> list[str]:
@@ -129,17 +129,18 @@ def rr(x: np.ndarray) -> np.ndarray:
 
 # name -> (parameter values, score(row, weights, alpha, parameter)); parameter None: the shipped blend
 VARIANTS = {
-    "shipped": ([None], lambda r, w, a, p: a * scaled(r["c"].dense(w, r["kind"])) + (1 - a) * by_max(r["c"].lexical)),
-    "bigram BM25 (β)": ([0.25, 0.5, 1.0], lambda r, w, a, p: a * scaled(r["c"].dense(w, r["kind"]))
-                        + (1 - a) * by_max(r["c"].lexical + p * r["bigram"])),
+    # the shipped blend itself (ranking.blend), and variants that feed it another signal
+    "shipped": ([None], lambda r, w, a, p: blend(r["c"].dense(w, r["kind"]), r["c"].lexical, a)),
+    "bigram BM25 (β)": ([0.25, 0.5, 1.0], lambda r, w, a, p: blend(r["c"].dense(w, r["kind"]),
+                                                                   r["c"].lexical + p * r["bigram"], a)),
     "coverage (γ)": ([0.25, 0.5, 0.75], lambda r, w, a, p: a * scaled(r["c"].dense(w, r["kind"]))
                      + (1 - a) * ((1 - p) * by_max(r["c"].lexical) + p * r["coverage"])),
     "z-scores": ([None], lambda r, w, a, p: a * z(r["c"].dense(w, r["kind"])) + (1 - a) * z(r["c"].lexical)),
     "min-max both": ([None], lambda r, w, a, p: a * scaled(r["c"].dense(w, r["kind"])) + (1 - a) * scaled(r["c"].lexical)),
     "raw cosine": ([None], lambda r, w, a, p: a * r["c"].dense(w, r["kind"]) + (1 - a) * by_max(r["c"].lexical)),
     "weighted RRF": ([None], lambda r, w, a, p: a * rr(r["c"].dense(w, r["kind"])) + (1 - a) * rr(r["c"].lexical)),
-    "+ multilingual model (μ)": ([0.25, 0.5], lambda r, w, a, p: a * scaled(r["c"].dense(w, r["kind"]) + p * r["ml"])
-                                 + (1 - a) * by_max(r["c"].lexical)),
+    "+ multilingual model (μ)": ([0.25, 0.5], lambda r, w, a, p: blend(r["c"].dense(w, r["kind"]) + p * r["ml"],
+                                                                       r["c"].lexical, a)),
 }
 
 

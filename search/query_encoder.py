@@ -22,6 +22,12 @@ TOKENIZER = "tokenizer.json"
 BACKENDS = ("onnx", "onnx-int8", "openvino", "openvino-int8")
 
 
+def _aside(path: Path, suffix: str) -> Path:
+    """A private name beside `path` to write to before renaming: two builds sharing a cache may export
+    at once, and each renames only its own file into place."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(3).hex()}{suffix}")
+
+
 def export(model, out: Path, quantize: bool = False) -> Path:
     """Write `model` (a SentenceTransformer with mean pooling) as ONNX at `out`, int8 weights if asked."""
     import torch
@@ -41,9 +47,7 @@ def export(model, out: Path, quantize: bool = False) -> Path:
 
     sample = model.tokenizer(["a query", "a longer query text"], padding=True, return_tensors="pt")
     out.parent.mkdir(parents=True, exist_ok=True)
-    # private names: two builds sharing a cache may export at once; each renames its own file into place
-    aside = f".{os.getpid()}-{os.urandom(3).hex()}"
-    plain = out.with_name(out.name + aside + (".fp32.tmp" if quantize else ".tmp"))
+    plain = _aside(out, ".fp32.tmp" if quantize else ".tmp")
     axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
             "embedding": {0: "batch"}}
     with torch.no_grad(), warnings.catch_warnings():
@@ -57,7 +61,7 @@ def export(model, out: Path, quantize: bool = False) -> Path:
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        tmp = out.with_name(out.name + aside + ".tmp")
+        tmp = _aside(out, ".tmp")
         quantize_dynamic(str(plain), str(tmp), weight_type=QuantType.QInt8)
         plain.unlink()
         plain = tmp
@@ -79,7 +83,7 @@ def exported(model, fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
 
 def save_tokenizer(model, path: Path) -> None:
     """The model's fast tokenizer as one JSON file, written aside and renamed."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(3).hex()}.tmp")
+    tmp = _aside(path, ".tmp")
     model.tokenizer.backend_tokenizer.save(str(tmp))
     os.replace(tmp, path)
 
