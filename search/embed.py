@@ -130,11 +130,12 @@ def model_dimension(model) -> int:
 
 
 def encode(encoder, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
-           desc: str = "embedding", pool: dict | None = None) -> np.ndarray:
+           desc: str = "embedding", pool: dict | None = None, chunk: int | None = None) -> np.ndarray:
     """L2-normalised float32 vectors, in chunks so a bar (tqdm, or a `Progress`) shows rate and ETA.
 
     `encoder`: an `Encoder`, or the multilingual one (anything whose encode(texts, batch_size) gives
-    normalised rows); `pool` (from `start_pool`) spreads each chunk over a TorchEncoder's worker processes."""
+    normalised rows); `pool` (from `start_pool`) spreads each chunk over a TorchEncoder's worker processes;
+    `chunk`: texts handed to the encoder at once (4 batches a worker unless given)."""
     from tqdm import tqdm
 
     dim = encoder.get_embedding_dimension()
@@ -144,7 +145,7 @@ def encode(encoder, texts: list[str], batch_size: int = 32, progress: Progress |
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     out = np.empty((len(texts), dim), dtype=np.float32)
     workers = len(pool["processes"]) if pool else 1
-    chunk = max(batch_size * 4 * workers, 1)
+    chunk = chunk or max(batch_size * 4 * workers, 1)
     if progress:
         progress(desc, 0, len(texts))
     with tqdm(total=len(texts), desc=desc, unit="text", disable=None) as bar:
@@ -210,14 +211,14 @@ class EmbeddingCache:
 
 def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
                   progress: Progress | None = None, desc: str = "embedding",
-                  pool: dict | None = None) -> tuple[np.ndarray, int]:
+                  pool: dict | None = None, chunk: int | None = None) -> tuple[np.ndarray, int]:
     """Encode only texts the cache lacks; returns the vectors and how many were newly embedded."""
     from .text import text_hash
 
     keys = [text_hash(t) for t in texts]
     missing = [i for i, k in enumerate(keys) if cache is None or cache.get(k) is None]
     unique_missing = list({keys[i]: i for i in missing}.values())
-    fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool)
+    fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool, chunk)
     if cache is not None:
         cache.add([keys[i] for i in unique_missing], fresh)
     by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}

@@ -28,6 +28,21 @@ def _aside(path: Path, suffix: str) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(3).hex()}{suffix}")
 
 
+def trace(module, inputs: dict, output: str, path: Path, output_axes: dict | None = None) -> None:
+    """Write `module` as ONNX at `path`, every input's first two axes (batch, tokens) dynamic."""
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    axes = {name: {0: "batch", 1: "tokens"} for name in inputs} | {output: output_axes or {0: "batch"}}
+    with torch.no_grad(), warnings.catch_warnings():
+        # the tracer warns of shape checks it fixes as constants; they hold for every input here
+        # (tests compare the exports with torch on short and truncated texts)
+        warnings.simplefilter("ignore")
+        # the TorchScript exporter: the newer one needs onnxscript, one more dependency for no gain here
+        torch.onnx.export(module, tuple(inputs.values()), str(path), input_names=list(inputs), output_names=[output],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
 def export(model, out: Path, quantize: bool = False) -> Path:
     """Write `model` (a SentenceTransformer with mean pooling) as ONNX at `out`, int8 weights if asked."""
     import torch
@@ -46,18 +61,9 @@ def export(model, out: Path, quantize: bool = False) -> Path:
             return torch.nn.functional.normalize(pooled, dim=-1)
 
     sample = model.tokenizer(["a query", "a longer query text"], padding=True, return_tensors="pt")
-    out.parent.mkdir(parents=True, exist_ok=True)
     plain = _aside(out, ".fp32.tmp" if quantize else ".tmp")
-    axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
-            "embedding": {0: "batch"}}
-    with torch.no_grad(), warnings.catch_warnings():
-        # the tracer warns of shape checks it fixes as constants; they hold for every input here
-        # (tests compare the export with torch on short and truncated texts)
-        warnings.simplefilter("ignore")
-        # the TorchScript exporter: the newer one needs onnxscript, one more dependency for no gain here
-        torch.onnx.export(Pooled(transformer), (sample["input_ids"], sample["attention_mask"]), str(plain),
-                          input_names=["input_ids", "attention_mask"], output_names=["embedding"],
-                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    trace(Pooled(transformer), {"input_ids": sample["input_ids"], "attention_mask": sample["attention_mask"]},
+          "embedding", plain)
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -95,22 +101,12 @@ def exportable(model) -> bool:
     return names == ["Transformer", "Pooling", "Normalize"] and mode in ("mean", ["mean"], ("mean",))
 
 
-class OnnxEncoder:
-    """Encodes texts like the SentenceTransformer it was exported from, with onnxruntime or OpenVINO."""
+class Network:
+    """An ONNX file compiled by onnxruntime or OpenVINO: `run(feed)` gives its first output."""
 
-    def __init__(self, onnx_path: Path, tokenizer_path: Path, max_tokens: int, fingerprint: str,
-                 runtime: str = "onnxruntime", threads: int | None = None, precision: str | None = None):
-        from tokenizers import Tokenizer
-
-        self.max_seq_length = max_tokens
-        self.fingerprint = fingerprint     # of the model the file was exported from (the manifest's)
+    def __init__(self, onnx_path: Path, runtime: str = "onnxruntime", threads: int | None = None,
+                 precision: str | None = None):
         self.runtime = runtime
-        self._count = Tokenizer.from_file(str(tokenizer_path))
-        self._count.no_padding()
-        self._count.no_truncation()
-        self._tok = Tokenizer.from_file(str(tokenizer_path))
-        self._tok.no_padding()
-        self._tok.enable_truncation(max_length=max_tokens)
         if runtime == "onnxruntime":
             import onnxruntime as ort
 
@@ -120,6 +116,7 @@ class OnnxEncoder:
             if threads:
                 opts.intra_op_num_threads = threads
             self._session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+            self._output = self._session.get_outputs()[0].name
             self.precision = "f32"
         elif runtime == "openvino":
             import openvino as ov
@@ -132,13 +129,39 @@ class OnnxEncoder:
             self.precision = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
         else:
             raise ValueError(f"unknown runtime {runtime!r}")
-        self.dimension = int(self.encode(["dimension probe"]).shape[1])
 
-    def _run(self, feed: dict) -> np.ndarray:
-        # a method, not a stored lambda: no reference cycle, so a replaced encoder is freed at once
+    def run(self, feed: dict) -> np.ndarray:
         if self.runtime == "onnxruntime":
-            return self._session.run(["embedding"], feed)[0]
+            return self._session.run([self._output], feed)[0]
         return self._request.infer(feed)[self._output].copy()
+
+
+def load_tokenizer(tokenizer_path: Path, max_tokens: int | None):
+    """The model's tokenizer with no padding, cutting texts at `max_tokens` (None: never)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    tok.no_padding()
+    if max_tokens is None:
+        tok.no_truncation()
+    else:
+        tok.enable_truncation(max_length=max_tokens)
+    return tok
+
+
+class OnnxEncoder:
+    """Encodes texts like the SentenceTransformer it was exported from, with onnxruntime or OpenVINO."""
+
+    def __init__(self, onnx_path: Path, tokenizer_path: Path, max_tokens: int, fingerprint: str,
+                 runtime: str = "onnxruntime", threads: int | None = None, precision: str | None = None):
+        self.max_seq_length = max_tokens
+        self.fingerprint = fingerprint     # of the model the file was exported from (the manifest's)
+        self.runtime = runtime
+        self._count = load_tokenizer(tokenizer_path, None)
+        self._tok = load_tokenizer(tokenizer_path, max_tokens)
+        self._network = Network(onnx_path, runtime, threads, precision)
+        self.precision = self._network.precision
+        self.dimension = int(self.encode(["dimension probe"]).shape[1])
 
     @property
     def backend(self) -> str:
@@ -166,7 +189,7 @@ class OnnxEncoder:
 
     def encode(self, texts: list[str], batch_size: int = 32, **_ignored) -> np.ndarray:
         """L2-normalised float32 vectors (keyword options of SentenceTransformer.encode are accepted)."""
-        out = [self._run(feed) for feed in self.feeds(texts, batch_size)]
+        out = [self._network.run(feed) for feed in self.feeds(texts, batch_size)]
         return np.concatenate(out).astype(np.float32, copy=False)
 
 
