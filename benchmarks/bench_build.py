@@ -5,7 +5,8 @@
 On the seeds plus the conference file (4,315 papers), in this order, on one machine:
 1. what a user would write: `SentenceTransformer(...).encode(abstracts)` over every abstract;
 2. each backend on a sample (the longest-first order the build uses): abstracts/s and sentences/s at
-   several batch sizes, and each vector's cosine to torch's;
+   several batch sizes, and each vector's cosine to torch's; OpenVINO with texts packed several to a
+   row, as the build embeds sentences (search/packed.py);
 3. the build as shipped (`index_build.py`, defaults, multilingual included), cold cache, its stages
    from the manifest; with --before REV, the same build from a checkout of that commit;
 4. what the adopted backend changes: recall@10 of the built index queried as the page queries it
@@ -202,11 +203,15 @@ def main() -> None:
         enc = OnnxEncoder(onnx, work / TOKENIZER, int(model.max_seq_length), fingerprint, runtime,
                           precision=precision)
         backends[enc.backend] = lambda texts, bs, e=enc: e.encode(texts, bs)
+    from search.packed import PackedEncoder, export_packed
+
+    packed = PackedEncoder(export_packed(model, work / "sentence_encoder.onnx"), int(model.max_seq_length), fingerprint)
+    backends[packed.backend] = lambda texts, bs: packed.encode(texts)  # rows of 128 tokens, 32 a call, whatever bs
     int8 = "openvino int8 (static calibration, nncf)"
     backends[int8] = static_int8(onnx, work, enc, abstracts, all_sentences, fingerprint, int(model.max_seq_length))
     rows, reference = [], {}
     for name, encode in backends.items():
-        for bs in BATCHES:
+        for bs in (32,) if name == packed.backend else BATCHES:
             ra, va = rate(encode, sample_a, bs)
             rs, vs = rate(encode, sample_s, bs)
             if name == "torch" and bs == 32:

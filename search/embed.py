@@ -14,7 +14,7 @@ import numpy as np
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
-# What the build embeds with: the model's ONNX export in OpenVINO (1.9x torch's abstracts/s on 2 cores,
+# What the build embeds with: the model's ONNX export in OpenVINO (2.1x torch's abstracts/s on 2 cores,
 # recall@10 against torch's vectors above 0.99: benchmarks/results/build.md), onnxruntime, or torch itself.
 BACKENDS = ("openvino", "onnxruntime", "torch")
 DEFAULT_BACKEND = "openvino"
