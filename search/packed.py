@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .query_encoder import TOKENIZER, Network, _aside, save_tokenizer, trace, load_tokenizer
+from .query_encoder import TOKENIZER, Network, aside, load_tokenizer, save_tokenizer, trace
 
 ONNX = "sentence_encoder.onnx"
 WIDTH = 128  # tokens a packed row holds: wider rows spend more on attention that the mask throws away
@@ -56,7 +56,7 @@ def export_packed(model, out: Path) -> Path:
     ids = torch.tensor([[101, 2023, 102, 101, 2003, 1037, 102, 0]])
     sample = {"input_ids": ids, "position_ids": torch.tensor([[0, 1, 2, 0, 1, 2, 3, 0]]),
               "segments": torch.tensor([[1, 1, 1, 2, 2, 2, 2, 0]])}
-    tmp = _aside(out, ".tmp")
+    tmp = aside(out, ".tmp")
     trace(Packed(model[0].auto_model.eval()), sample, "tokens", tmp, {0: "batch", 1: "tokens"})
     os.replace(tmp, out)
     return out
@@ -96,9 +96,11 @@ class PackedEncoder:
 
     def encode(self, texts: list[str], batch_size: int = 32, **_ignored) -> np.ndarray:
         """L2-normalised float32 rows, one per text (`batch_size` is not used: a call computes `rows` rows)."""
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
         ids = [e.ids for e in self._tok.encode_batch(texts)]
         rows = pack([len(i) for i in ids], self.width)
-        out = np.empty((len(texts), 0), np.float32)
+        out = None
         for start in range(0, len(rows), self.rows):
             batch = rows[start:start + self.rows]
             width = max(sum(len(ids[i]) for i in row) for row in batch)
@@ -114,7 +116,7 @@ class PackedEncoder:
                     spans.append((i, r, at, at + n))
                     at += n
             tokens = self._network.run(feed)
-            if out.shape[1] == 0:
+            if out is None:
                 out = np.empty((len(texts), tokens.shape[2]), np.float32)
             for i, r, a, b in spans:
                 out[i] = tokens[r, a:b].mean(0)

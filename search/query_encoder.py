@@ -22,7 +22,7 @@ TOKENIZER = "tokenizer.json"
 BACKENDS = ("onnx", "onnx-int8", "openvino", "openvino-int8")
 
 
-def _aside(path: Path, suffix: str) -> Path:
+def aside(path: Path, suffix: str) -> Path:
     """A private name beside `path` to write to before renaming: two builds sharing a cache may export
     at once, and each renames only its own file into place."""
     return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(3).hex()}{suffix}")
@@ -61,13 +61,13 @@ def export(model, out: Path, quantize: bool = False) -> Path:
             return torch.nn.functional.normalize(pooled, dim=-1)
 
     sample = model.tokenizer(["a query", "a longer query text"], padding=True, return_tensors="pt")
-    plain = _aside(out, ".fp32.tmp" if quantize else ".tmp")
+    plain = aside(out, ".fp32.tmp" if quantize else ".tmp")
     trace(Pooled(transformer), {"input_ids": sample["input_ids"], "attention_mask": sample["attention_mask"]},
           "embedding", plain)
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        tmp = _aside(out, ".tmp")
+        tmp = aside(out, ".tmp")
         quantize_dynamic(str(plain), str(tmp), weight_type=QuantType.QInt8)
         plain.unlink()
         plain = tmp
@@ -89,7 +89,7 @@ def exported(model, fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
 
 def save_tokenizer(model, path: Path) -> None:
     """The model's fast tokenizer as one JSON file, written aside and renamed."""
-    tmp = _aside(path, ".tmp")
+    tmp = aside(path, ".tmp")
     model.tokenizer.backend_tokenizer.save(str(tmp))
     os.replace(tmp, path)
 

@@ -41,6 +41,7 @@ def test_packed_vectors_match_torch_one_text_at_a_time(packed_encoder, model):
     alone = packed_encoder.encode(texts[:1])
     assert float(alone[0] @ ours[0]) > 0.9999
     assert packed_encoder.count_tokens(texts[-1]) > 256 and packed_encoder.backend.endswith("packed 128")
+    assert packed_encoder.encode([]).shape == (0, 384)
 
 
 def test_build_embeds_sentences_packed_and_says_so(seed_index, model):
