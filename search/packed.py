@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .query_encoder import TOKENIZER, Network, aside, load_tokenizer, save_tokenizer, trace
+from .query_encoder import TOKENIZER, OnnxEncoder, aside, save_tokenizer, trace
 
 ONNX = "sentence_encoder.onnx"
 WIDTH = 128  # tokens a packed row holds: wider rows spend more on attention that the mask throws away
@@ -72,27 +72,19 @@ def exported_packed(model, fingerprint: str, cache_dir: Path) -> Path:
     return path
 
 
-class PackedEncoder:
+class PackedEncoder(OnnxEncoder):
     """An `Encoder` for short texts through `export_packed`'s file: mean of each text's own token vectors,
     L2-normalised, as the SentenceTransformer gives them one at a time."""
 
     def __init__(self, onnx_path: Path, max_tokens: int, fingerprint: str, runtime: str = "openvino",
                  width: int = WIDTH, rows: int = ROWS):
-        self.max_seq_length = max_tokens
-        self.fingerprint = fingerprint
         self.width, self.rows = width, rows
-        self._tok = load_tokenizer(onnx_path.parent / TOKENIZER, max_tokens)
-        self._count = load_tokenizer(onnx_path.parent / TOKENIZER, None)
-        self._network = Network(onnx_path, runtime)
-        self.backend = f"{runtime} {self._network.precision}, packed {width}"
-        self.dimension = int(self.encode(["dimension probe"]).shape[1])
+        super().__init__(onnx_path, onnx_path.parent / TOKENIZER, max_tokens, fingerprint, runtime)
 
-    def get_embedding_dimension(self) -> int:
-        return self.dimension
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens with [CLS] and [SEP], before truncation."""
-        return len(self._count.encode(text).ids)
+    @property
+    def backend(self) -> str:
+        """'openvino bf16, packed 128': vectors that agree with the unpacked backend's, not bit for bit."""
+        return f"{super().backend}, packed {self.width}"
 
     def encode(self, texts: list[str], batch_size: int = 32, **_ignored) -> np.ndarray:
         """L2-normalised float32 rows, one per text (`batch_size` is not used: a call computes `rows` rows)."""

@@ -156,17 +156,15 @@ class OnnxEncoder:
                  runtime: str = "onnxruntime", threads: int | None = None, precision: str | None = None):
         self.max_seq_length = max_tokens
         self.fingerprint = fingerprint     # of the model the file was exported from (the manifest's)
-        self.runtime = runtime
         self._count = load_tokenizer(tokenizer_path, None)
         self._tok = load_tokenizer(tokenizer_path, max_tokens)
         self._network = Network(onnx_path, runtime, threads, precision)
-        self.precision = self._network.precision
         self.dimension = int(self.encode(["dimension probe"]).shape[1])
 
     @property
     def backend(self) -> str:
         """The runtime and the precision it computes in: 'openvino bf16', 'onnxruntime f32'."""
-        return f"{self.runtime} {self.precision}"
+        return f"{self._network.runtime} {self._network.precision}"
 
     def get_embedding_dimension(self) -> int:
         return self.dimension
