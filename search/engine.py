@@ -43,6 +43,10 @@ NO_MULTILINGUAL = ("This query looks like another language ({language}), and thi
 # shares a word with it either. Development queries under 0.20 are all names BM25 finds, and none lacks a
 # shared word; text that is no paper's subject falls under one or the other (benchmarks/results/ranking.md).
 NOTHING_CLOSE, NO_SHARED_WORD_CLOSE = 0.20, 0.30
+# An uploaded text shorter than this in words that carry meaning is no abstract or title ("port = 8501"), and
+# short strings get inflated cosines ("headless = true" is 0.30 from a conference paper): such a text can't
+# make an upload close.
+UPLOAD_WORDS = 3
 SORT_POOL = 30            # a sorted list re-orders this many of the most relevant papers (or k if more)
 
 
@@ -94,6 +98,17 @@ def nothing_close(best: float, shared_word: bool = True, name_found: bool = Fals
         return ""
     return (f"Nothing in this index is close to this (the closest paper's similarity is {best:.2f}); "
             "the list below is the least far. Try other words, or check what was searched.")
+
+
+def nothing_close_upload(texts: list[str], best: np.ndarray) -> str:
+    """The notice for uploaded texts, given each one's closest cosine: close when some text long enough to
+    be an abstract or a title is close."""
+    judged = [b for t, b in zip(texts, best) if len(ranking.content_words(t)) >= UPLOAD_WORDS]
+    if judged:
+        return nothing_close(float(max(judged)))
+    return ("Nothing in this index is close to these texts: none reads like an abstract or a title (each has "
+            f"fewer than {UPLOAD_WORDS} words that carry meaning; the closest paper's similarity is "
+            f"{float(max(best, default=0.0)):.2f}). The list below is the least far.")
 
 
 def clamp(k: int, n: int) -> int:
@@ -290,8 +305,8 @@ class Engine:
         hits = self._hits(found, {r: float(scores[r]) for r in found},
                           rk.cosines(found, unit(extra.mean(axis=0))).tolist())
         # each text's own closest paper: a list of far texts is far even when their centre happens not to be
-        best = float((rk.vectors @ extra.T).max()) if len(self.papers) else 0.0
-        return Result(hits, nothing_close(best), mode="svm", score_name="SVM")
+        best = (rk.vectors @ extra.T).max(axis=0) if len(self.papers) else np.zeros(len(texts))
+        return Result(hits, nothing_close_upload(texts, best), mode="svm", score_name="SVM")
 
     def shared(self, pid: str, other: str) -> tuple[list[str], tuple[str, str, float]]:
         """What two papers share: common keywords and their closest pair of sentences."""

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from search.engine import nothing_close
+from search.engine import nothing_close, nothing_close_upload
 from search.lexical import query_terms
 from search.ranking import (DEFAULT_WEIGHTS, Candidates, Weights, best_sentence, blend, dense_multilingual,
                             query_kind, rank)
@@ -67,3 +67,13 @@ def test_nothing_close_unless_a_cosine_or_a_name_says_otherwise():
     assert "0.25" in nothing_close(0.25, shared_word=False)               # no shared word: a higher bar
     assert nothing_close(0.35, shared_word=False) == ""
     assert nothing_close(0.15, name_found=True) == ""                     # a name BM25 found: close by its letters
+
+
+def test_an_upload_is_judged_by_its_texts_long_enough_to_be_an_abstract_or_a_title():
+    config = ["[server]", "port = 8501", "headless = true", "base = 'dark'"]
+    # "headless = true" sits at 0.30 from a conference paper: a short line can't make the upload close
+    far = nothing_close_upload(config, np.array([0.25, 0.14, 0.305, 0.28]))
+    assert "Nothing in this index is close" in far and "0.30" in far
+    title = "Sparse autoencoders find interpretable features in language models"
+    assert nothing_close_upload([title, "port = 8501"], np.array([0.62, 0.14])) == ""
+    assert "Nothing in this index is close" in nothing_close_upload([title], np.array([0.15]))
