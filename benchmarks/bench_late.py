@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_ranking import arguments, collect, engine_maker  # noqa: E402
+from bench_signals import scaled  # noqa: E402
 from report import SHARED, write_report  # noqa: E402
 from search.evaluate import load_queries, metrics, read_qrels  # noqa: E402
 from search.ranking import DEFAULT_WEIGHTS, rank  # noqa: E402
@@ -107,8 +108,7 @@ def value(rows: list[dict], alpha: float | None, w: float) -> float:
         weights = DEFAULT_WEIGHTS if alpha is None or r["kind"] != "title" else replace(DEFAULT_WEIGHTS, title=alpha)
         ranked, scores = rank(r["c"], weights, r["kind"])
         head, tail = ranked[:RERANK], ranked[RERANK:]
-        late = np.array([r["maxsim"][int(x)] for x in head])
-        late = (late - late.min()) / max(float(late.max() - late.min()), 1e-9)
+        late = scaled(np.array([r["maxsim"][int(x)] for x in head]))
         head = head[np.argsort(-(scores[:RERANK] + w * late), kind="stable")]
         values.append(metrics([r["ids"][x] for x in np.concatenate([head, tail])[:10]], r["relevant"])["MRR@10"])
     return statistics.mean(values)
