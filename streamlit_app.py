@@ -17,7 +17,8 @@ from search.catalog import ordered
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Hit, Result,
                            UnknownPaper, open_engine, score_text)
 from search.export import FORMATS, author_line, export, review_line
-from search.fetch import API_URL, DEFAULT_VENUE, default_out
+from search.fetch import DEFAULT_VENUE, default_out
+from search.openreview_api import default_api
 from search.index import IndexLoadError, resolve
 from search.progress import read_status, status_text
 from search.lexical import marker
@@ -30,7 +31,7 @@ SEED_DIR = Path(__file__).parent / "seeds"
 # served meanwhile: `make app DATA=FILE` sets this (several files separated by os.pathsep)
 DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
 DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` writes by default
-OPENREVIEW_API = os.environ.get("SEARCH_OPENREVIEW_API") or API_URL
+OPENREVIEW_API = default_api()   # $OPENREVIEW_API_BASEURL_V2, as for `python -m search fetch --api`
 K_CHOICES = [5, 10, 20, 50]
 SORT_LABELS = {"relevance": "relevance", "rating": "rating, best first", "oral": "orals first, then rating"}
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)"}
@@ -220,6 +221,8 @@ CARDS = st.components.v2.component("paper_search_cards", css=(ASSETS / "cards.cs
 
 def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
     bits = [review_line(p)] if reviews else []
+    if p.decision and p.decision not in p.venue:  # "Rejected", "Withdrawn", ... (the venue says Oral or Poster)
+        bits.append(p.decision)
     if p.venue:
         bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
     if p.primary_area:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .build import inputs_digest
 from .corpus import CorpusError, input_files
-from .fetch import API_URL, FetchError, call, make_client
+from .openreview_api import Api, FetchError, default_api
 from .index import BuildBusy, IndexLoadError, read_manifest, resolve
 from .progress import ProgressLog, read_status, write_status
 
@@ -137,13 +137,13 @@ def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: 
     return True
 
 
-def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "", client=None) -> int:
+def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "", api: Api | None = None) -> int:
     """The job: the download if asked, then each step's build in turn, its progress in the status file.
 
     0 when all is published; on failure the status file says why and the published index stays."""
     from .build import build_index
     from .embed import load_model
-    from .fetch import fetch_venue, write_jsonl
+    from .fetch import fetch_venue
 
     with job_lock(out) as held:
         if not held:
@@ -153,8 +153,9 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
                    target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
         try:
             if fetch:
-                records = fetch_venue(client, fetch, progress=log)
-                write_jsonl(records, steps[-1][-1])
+                # the accepted papers: the page searches them until it can filter by decision
+                fetch_venue(api, fetch, steps[-1][-1], accepted_only=True, progress=log,
+                            say=lambda line: print(line, flush=True))
             model = load_model()
             for n, inputs in enumerate(steps, 1):
                 log.update(step=n, inputs=[str(p) for p in inputs])
@@ -178,18 +179,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", required=True, help="JSON list of builds, each a list of input paths")
     ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--fetch", default="", help="first download this OpenReview venue into the last input")
-    ap.add_argument("--api", default=API_URL)
+    ap.add_argument("--api", default=None)
     args = ap.parse_args(argv)
     steps = [[Path(p) for p in step] for step in json.loads(args.steps)]
-    client = None
+    api = None
     if args.fetch:
         try:
-            client = call(make_client, args.api)
+            api = Api(args.api or default_api(), say=lambda line: print(line, flush=True))
         except FetchError as e:
             write_status(status_file(args.out), {"state": "failed", "target": f"fetch:{args.fetch}",
                                                  "message": str(e), "updated": time.time()})
             return 1
-    return run(args.out, steps, args.multilingual, args.fetch, client)
+    return run(args.out, steps, args.multilingual, args.fetch, api)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from . import guard
 from .guard import UsageError
-from .fetch import API_URL, DEFAULT_VENUE, FetchError, call, default_out, fetch_venue, make_client, write_jsonl
+from .fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
+from .openreview_api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .export import FORMATS, export
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
 from .ranking import DEFAULT_WEIGHTS, KINDS, Weights
@@ -213,12 +214,32 @@ def parser() -> argparse.ArgumentParser:
         t.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         t.add_argument("--json", action="store_true", help="one JSON object per line")
-    f = sub.add_parser("fetch", help="download a venue's accepted papers from OpenReview as JSONL for the build")
+    f = sub.add_parser("fetch", help="download a venue from OpenReview (every submission, its reviews and "
+                                     "decision) as JSONL for the build",
+                       description="Download a venue from OpenReview's API v2 as JSONL for the build. An "
+                                   "interrupted download resumes where it stopped; the file appears whole "
+                                   "or not at all.")
     f.add_argument("venue", nargs="?", default=DEFAULT_VENUE,
                    help=f"OpenReview venue id (default {DEFAULT_VENUE}; e.g. NeurIPS.cc/2025/Conference)")
     f.add_argument("--out", type=Path, default=None,
                    help="JSONL file to write (default: data/<venue id>.jsonl)")
-    f.add_argument("--api", default=API_URL, help=f"OpenReview API v2 address (default {API_URL})")
+    f.add_argument("--accepted-only", action="store_true",
+                   help="only the accepted papers, with their mean scores and no reviews (the short record)")
+    f.add_argument("--api", default=None, metavar="URL",
+                   help=f"OpenReview API v2 address, for a mirror or proxy (default ${API_ENV}, else {DEFAULT_API})")
+    f.add_argument("--login", action="store_true",
+                   help="log in with $OPENREVIEW_USERNAME and $OPENREVIEW_PASSWORD (default: anonymous, "
+                        "which sees every public paper)")
+    policy = Policy()
+    f.add_argument("--timeout", type=float, default=policy.read_timeout, metavar="S",
+                   help=f"seconds to wait for an answer to go on before trying again (default {policy.read_timeout:g})")
+    f.add_argument("--tries", type=int, default=policy.tries, metavar="N",
+                   help=f"tries of each request before giving up (default {policy.tries})")
+    f.add_argument("--wait", type=float, default=policy.first_wait, metavar="S",
+                   help=f"first wait before trying again, doubled after each try (default {policy.first_wait:g})")
+    f.add_argument("--max-wait", type=float, default=policy.max_wait, metavar="S",
+                   help="longest wait; when OpenReview asks for a longer one the fetch stops and says when to "
+                        f"run again (default {policy.max_wait:g})")
     e = sub.add_parser("evaluate", help="nDCG@10, MRR@10, Recall@10/100 per mode on BEIR-layout datasets")
     e.add_argument("datasets", nargs="+", type=Path, help="folders with corpus.jsonl, queries.jsonl, qrels/")
     e.add_argument("--split", default="test")
@@ -261,16 +282,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_fetch(args: argparse.Namespace, client=None) -> int:
-    """Download, then write the file whole; on any failure nothing is written."""
+def cmd_fetch(args: argparse.Namespace) -> int:
+    """Download into a partial file beside the output, then publish it whole."""
     from .progress import ProgressLog
 
+    if args.tries < 1 or args.timeout <= 0 or args.wait < 0 or args.max_wait < 0:
+        raise UsageError("--tries must be at least 1, --timeout above 0, --wait and --max-wait 0 or more")
     out = args.out or default_out(args.venue)
-    client = client if client is not None else call(make_client, args.api)
-    records = fetch_venue(client, args.venue, progress=ProgressLog(job="fetch", interval=2.0, lines=True))
-    write_jsonl(records, out)
-    rated = sum("avg_rating" in r for r in records)
-    print(f"wrote {len(records):,} accepted papers of {args.venue} ({rated:,} with review scores) to {out}\n"
+    policy = Policy(tries=args.tries, first_wait=args.wait, max_wait=args.max_wait,
+                    connect_timeout=min(10.0, args.timeout), read_timeout=args.timeout)
+    try:
+        api = Api(args.api or default_api(), policy, login=args.login)
+        got = fetch_venue(api, args.venue, out, accepted_only=args.accepted_only,
+                          progress=ProgressLog(job="fetch", interval=2.0, lines=True))
+    except (FetchError, KeyboardInterrupt) as e:
+        partial, _ = partial_paths(out)
+        kept = f"; what arrived is kept in {partial}: run the same command to resume" if partial.exists() else ""
+        message = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
+        print(f"error: {message}{kept}", file=sys.stderr)
+        return 130 if isinstance(e, KeyboardInterrupt) else 2
+    kind = "accepted papers" if args.accepted_only else "submissions"
+    left = f" ({got.no_abstract:,} without an abstract left out)" if got.no_abstract else ""
+    print(f"wrote {got.records:,} {kind} of {args.venue} ({got.reviewed:,} with review scores) to {out}{left}\n"
           f"build their index with: python index_build.py seeds {out}")
     return 0
 

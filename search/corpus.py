@@ -41,6 +41,10 @@ class Paper:
     avg_rating: float | None = None
     avg_confidence: float | None = None
     n_ratings: int | None = None
+    # from a whole-venue fetch: Oral, Poster, Rejected, Withdrawn, Under review, ...; "" where unknown
+    decision: str = ""
+    tldr: str = ""
+    code: str = ""           # a code link the abstract or TL;DR gives
     topic: int | None = None  # set at build time (search/topics.py)
 
     def to_dict(self) -> dict:
@@ -68,6 +72,9 @@ class Record:
     avg_rating: float | None = None
     avg_confidence: float | None = None
     n_ratings: int | None = None
+    decision: str = ""
+    tldr: str = ""
+    code: str = ""
     key: str = ""            # match_digest(abstract): made once, it groups copies of one abstract
 
     def __post_init__(self):
@@ -162,7 +169,9 @@ def _record(obj: dict, source: str, where: str) -> Record:
                   venue=_as_str(obj.get("venue"), where, "venue"), pdf=_as_str(obj.get("pdf"), where, "pdf"),
                   avg_rating=_as_number(obj.get("avg_rating"), where, "avg_rating"),
                   avg_confidence=_as_number(obj.get("avg_confidence"), where, "avg_confidence"),
-                  n_ratings=_as_number(obj.get("n_ratings"), where, "n_ratings", integer=True))
+                  n_ratings=_as_number(obj.get("n_ratings"), where, "n_ratings", integer=True),
+                  decision=_as_str(obj.get("decision"), where, "decision"),
+                  tldr=_as_str(obj.get("tldr"), where, "tldr"), code=_as_str(obj.get("code"), where, "code"))
 
 
 def _guarded(parse, skip_bad: bool, skipped: list[str]):
@@ -304,7 +313,8 @@ def _merge_group(key: str, group: list[Record]) -> Paper:
                  sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases,
                  authors=_first(group, "authors"), keywords=_first(group, "keywords"),
                  url=_first(group, "url"), primary_area=_first(group, "primary_area"),
-                 venue=_first(group, "venue"), pdf=_first(group, "pdf"), **_reviews(group))
+                 venue=_first(group, "venue"), pdf=_first(group, "pdf"), decision=_first(group, "decision"),
+                 tldr=_first(group, "tldr"), code=_first(group, "code"), **_reviews(group))
 
 
 def load_corpus(paths: list[Path], skip_bad: bool = False) -> tuple[list[Paper], list[str]]:

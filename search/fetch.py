@@ -1,31 +1,29 @@
-"""Fetching a venue's accepted papers from OpenReview (API v2) into the JSONL the build reads.
+"""Fetching a venue from OpenReview into the JSONL the build reads: every submission, its reviews and
+its fate (or, with accepted_only, the accepted papers' short records).
 
-The client is the official `openreview-py`. It already retries a rate-limited or failing request a
-few times inside one call; a call that still fails is retried here with a longer back-off, so a
-download of thousands of papers survives a rate limit that lasts minutes.
+Pages come in a fixed order (by id, each page asked for the notes `after` the last one: the client's
+own iterator does the same), so a paper that leaves or joins the list mid-download cannot shift the
+pages and make another one fall between them. Each complete page is appended to a partial file beside
+the output, with a small state file saying where the next page starts: an interrupted download
+resumes there on the next run, and the output appears whole, by one rename, only once the number of
+papers received matches what OpenReview announced.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from .openreview_api import Api, FetchError
 from .progress import Progress
+from .records import VenueNames, record
 
 DEFAULT_VENUE = "ICLR.cc/2026/Conference"
-API_URL = "https://api2.openreview.net"
-SITE = "https://openreview.net"
 PAGE = 1000                      # the API's largest page
-RETRIES, BACKOFF = 5, 2.0        # our retries of a whole call, on top of the client's own
-
-
-class FetchError(Exception):
-    """The download cannot go on; the message is one line naming the cause."""
+STATE_VERSION = 1
 
 
 def default_out(venue_id: str) -> Path:
@@ -33,166 +31,189 @@ def default_out(venue_id: str) -> Path:
     return Path("data") / (re.sub(r"[^A-Za-z0-9.-]+", "_", venue_id).strip("_") + ".jsonl")
 
 
-def make_client(baseurl: str = API_URL):
-    """The official client, anonymous (public notes need no account)."""
-    import openreview
-
-    return openreview.api.OpenReviewClient(baseurl=baseurl)
+def partial_paths(out: Path) -> tuple[Path, Path]:
+    """The partial download and its state, beside the output."""
+    return out.with_name(out.name + ".partial"), out.with_name(out.name + ".partial.json")
 
 
-def _is_rate_limit(e: Exception) -> bool:
-    text = str(e)
-    return "429" in text or "RateLimit" in text or "Too Many Requests" in text
+@dataclass
+class Fetched:
+    out: Path
+    records: int        # lines written
+    listed: int         # submissions OpenReview listed
+    no_abstract: int    # listed but left out: nothing to search by
+    reviewed: int       # records with at least one review score
+    resumed_from: int   # submissions already in the partial file when this run began
 
 
-def _describe(e: Exception) -> str:
-    """One line for an error raised through the client."""
-    import requests
-
-    if isinstance(e, requests.exceptions.ConnectionError):
-        return "cannot reach OpenReview (no network connection?)"
-    if isinstance(e, requests.exceptions.Timeout):
-        return "OpenReview did not answer in time"
-    arg = e.args[0] if e.args else e
-    if isinstance(arg, dict):
-        return f"OpenReview answered: {arg.get('name', 'Error')}: {arg.get('message', '')}".strip()
-    return f"OpenReview answered: {str(arg).splitlines()[0] if str(arg) else type(e).__name__}"
-
-
-def call(fn: Callable, *args, sleep: Callable[[float], None] = time.sleep, **kwargs):
-    """fn(*args, **kwargs), retried with exponential back-off while OpenReview rate-limits us."""
-    for attempt in range(RETRIES + 1):
-        try:
-            # the client prints a line to stdout for each of its own retries; our progress says enough
-            with contextlib.redirect_stdout(io.StringIO()):
-                return fn(*args, **kwargs)
-        except Exception as e:  # the client raises OpenReviewException, requests' errors, ...
-            if attempt < RETRIES and _is_rate_limit(e):
-                sleep(BACKOFF * 2 ** attempt)
-                continue
-            raise FetchError(_describe(e)) from None
-
-
-def _value(content: dict, name: str):
-    """A field of a v2 note's content ({"name": {"value": ...}}), or None."""
-    field = content.get(name)
-    return field.get("value") if isinstance(field, dict) else None
-
-
-def _number(value) -> float | None:
-    """6, 6.0, "6" or "6: marginally above the acceptance threshold" -> 6.0; anything else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        m = re.match(r"\s*(-?\d+(?:\.\d+)?)", value)
-        return float(m.group(1)) if m else None
-    return None
-
-
-def _authors(value) -> list[str]:
-    # the legacy schema is a list of names; the unified one a list of {"fullname", "username"}
-    if not isinstance(value, list):
-        return []
-    names = [a.get("fullname", "") if isinstance(a, dict) else a for a in value]
-    return [n.strip() for n in names if isinstance(n, str) and n.strip()]
-
-
-def reviews_of(note, review_name: str) -> list[dict]:
-    """The contents of a submission's official reviews, from its `details["replies"]`."""
-    replies = (note.details or {}).get("replies") or []
-    return [r.get("content") or {} for r in replies
-            if any(str(inv).endswith(f"/-/{review_name}") for inv in r.get("invitations") or [])]
-
-
-def record(note, venue_id: str, review_name: str = "Official_Review", rating: str = "rating",
-           confidence: str = "confidence") -> dict | None:
-    """One accepted paper as the build reads it; None for a note that is not an accepted paper."""
-    content = note.content if isinstance(note.content, dict) else None
-    if content is None or not note.id:
-        raise FetchError(f"unexpected answer from OpenReview: note {note.id!r} has no content")
-    if _value(content, "venueid") != venue_id:  # withdrawn, desk-rejected or rejected
-        return None
-    abstract = _value(content, "abstract")
-    if not isinstance(abstract, str) or not abstract.strip():
-        return None  # nothing to search by
-    rec = {"id": note.id, "title": str(_value(content, "title") or "").strip(), "abstract": abstract.strip(),
-           "authors": _authors(_value(content, "authors")),
-           "keywords": [k.strip() for k in _value(content, "keywords") or [] if isinstance(k, str) and k.strip()],
-           "primary_area": str(_value(content, "primary_area") or "").strip(),
-           "venue": str(_value(content, "venue") or "").strip(),
-           "url": f"{SITE}/forum?id={note.id}", "pdf": f"{SITE}/pdf?id={note.id}"}
-    reviews = reviews_of(note, review_name)
-    ratings = [x for x in (_number(_value(r, rating)) for r in reviews) if x is not None]
-    confidences = [x for x in (_number(_value(r, confidence)) for r in reviews) if x is not None]
-    if ratings:  # absent, not zero, where the venue shows no reviews
-        rec["avg_rating"] = round(sum(ratings) / len(ratings), 4)
-        rec["n_ratings"] = len(ratings)
-    if confidences:
-        rec["avg_confidence"] = round(sum(confidences) / len(confidences), 4)
-    return rec
-
-
-def venue_settings(client, venue_id: str, sleep: Callable[[float], None] = time.sleep) -> dict:
-    """The venue group's names for its reviews and their scores (ICLR's defaults where it names none)."""
+def venue_names(api: Api, venue_id: str) -> VenueNames:
+    """The venue group's names for its submissions, reviews and decisions."""
     try:
-        group = call(client.get_group, venue_id, sleep=sleep)
+        group = api.call("the venue group", api.client.get_group, venue_id)
     except FetchError as e:
-        if "NotFound" in str(e) or "not found" in str(e).lower():
+        if e.not_found:
             raise FetchError(f"no venue '{venue_id}' on OpenReview (ids look like ICLR.cc/2026/Conference, "
                              "NeurIPS.cc/2025/Conference)") from None
         raise
-    content = group.content if isinstance(getattr(group, "content", None), dict) else {}
-    return {"review_name": _value(content, "review_name") or "Official_Review",
-            "rating": _value(content, "review_rating") or "rating",
-            "confidence": _value(content, "review_confidence") or "confidence"}
+    return VenueNames.from_group(venue_id, getattr(group, "content", None))
 
 
-def fetch_venue(client, venue_id: str, progress: Progress | None = None,
-                sleep: Callable[[float], None] = time.sleep) -> list[dict]:
-    """Every accepted paper of a venue, page by page, with its review scores."""
-    settings = venue_settings(client, venue_id, sleep)
-    query = {"content": {"venueid": venue_id}, "details": "replies", "limit": PAGE}
-    first = call(client.get_notes, **query, with_count=True, sleep=sleep)
-    if not (isinstance(first, tuple) and len(first) == 2 and isinstance(first[0], list)):
-        raise FetchError("unexpected answer from OpenReview: no list of notes with a count")
-    notes, total = first
-    if not isinstance(total, int):
-        raise FetchError("unexpected answer from OpenReview: the count of notes is not a number")
-    out: list[dict] = []
-    seen: set[str] = set()
-    offset = 0
-    while True:
-        for note in notes:
-            if not hasattr(note, "content") or not hasattr(note, "id"):
-                raise FetchError(f"unexpected answer from OpenReview: {type(note).__name__} is not a note")
-            rec = record(note, venue_id, **settings)
-            if rec is not None and rec["id"] not in seen:
-                seen.add(rec["id"])
-                out.append(rec)
-        offset += len(notes)
-        if progress:
-            progress("downloading papers", min(offset, total), total)
-        if len(notes) < PAGE or offset >= total:
-            break
-        notes = call(client.get_notes, **query, offset=offset, sleep=sleep)
-        if not isinstance(notes, list):
-            raise FetchError("unexpected answer from OpenReview: a page is not a list of notes")
-    if not out:
-        raise FetchError(f"OpenReview lists no accepted paper with an abstract at '{venue_id}' "
-                         "(are the decisions out?)")
-    return out
+class _Partial:
+    """The partial file and its state: pages appended whole, the state replaced after each page."""
+
+    def __init__(self, out: Path, key: dict):
+        self.data, self.state_file = partial_paths(out)
+        self.key = key
+        self.state = {"version": STATE_VERSION, **key, "after": None, "listed": None, "notes": 0,
+                      "records": 0, "no_abstract": 0, "bytes": 0, "pages": 0}
+        self.ids: set[str] = set()
+
+    def resume(self) -> bool:
+        """Take up a partial download of the same venue and scope; False (and start afresh) otherwise."""
+        try:
+            state = json.loads(self.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not isinstance(state, dict) or not state.get("pages") or any(
+                state.get(k) != v for k, v in {"version": STATE_VERSION, **self.key}.items()):
+            return False
+        try:
+            with open(self.data, "r+b") as f:
+                # a page appended after the state was last written is dropped: it is fetched again
+                f.truncate(int(state["bytes"]))
+                f.seek(0)
+                for line in f:
+                    self.ids.add(json.loads(line)["id"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        self.state = state
+        return True
+
+    def start(self) -> None:
+        self.data.parent.mkdir(parents=True, exist_ok=True)
+        self.data.write_bytes(b"")
+        self._save()
+
+    def append(self, lines: list[str], after: str, notes: int, no_abstract: int) -> None:
+        blob = "".join(lines).encode("utf-8")
+        with open(self.data, "ab") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        s = self.state
+        s.update(after=after, notes=s["notes"] + notes, records=s["records"] + len(lines),
+                 no_abstract=s["no_abstract"] + no_abstract, bytes=s["bytes"] + len(blob), pages=s["pages"] + 1)
+        self._save()
+
+    def _save(self) -> None:
+        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
+        tmp.write_text(json.dumps(self.state), encoding="utf-8")
+        os.replace(tmp, self.state_file)
+
+    def publish(self, out: Path) -> None:
+        os.replace(self.data, out)
+        self.state_file.unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        self.data.unlink(missing_ok=True)
+        self.state_file.unlink(missing_ok=True)
 
 
-def write_jsonl(records: list[dict], out: Path) -> None:
-    """Write the records whole or not at all: a temporary file beside `out`, then one rename."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
+def fetch_venue(api: Api, venue_id: str, out: Path, accepted_only: bool = False,
+                progress: Progress | None = None, say: Callable[[str], None] | None = None,
+                page_size: int = PAGE) -> Fetched:
+    """Download a venue into `out`, resuming a partial download of the same venue and scope."""
+    say = say or api.say
+    names = venue_names(api, venue_id)
+    if accepted_only:
+        query: dict = {"content": {"venueid": venue_id}}
+        what = "accepted papers"
+    else:
+        query = {"invitation": names.submission_id}
+        what = "submissions"
+    query.update(details="replies", sort="id", limit=page_size)
+    part = _Partial(out, {"venue": venue_id, "scope": "accepted" if accepted_only else "all"})
+    if part.resume():
+        resumed = part.state["notes"]
+        say(f"resuming the download in {part.data}: {resumed:,} of {part.state['listed']:,} {what} "
+            "already there")
+    else:
+        resumed = 0
+        part.start()
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for rec in records:
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+        _download(api, query, part, names, accepted_only, what, progress)
+        _check_complete(api, query, part.state, what)
+    except BaseException:
+        if not part.state["pages"]:
+            part.discard()  # nothing arrived: nothing to resume from
+        raise
+    state = part.state
+    if state["records"] == 0:
+        part.discard()
+        raise FetchError(f"OpenReview lists no {what} with an abstract at '{venue_id}'"
+                         + (" (are the decisions out?)" if accepted_only else ""))
+    part.publish(out)
+    with open(out, encoding="utf-8") as f:
+        reviewed = sum('"n_ratings"' in line for line in f)
+    return Fetched(out, state["records"], state["listed"], state["no_abstract"], reviewed, resumed)
+
+
+def _download(api: Api, query: dict, part: _Partial, names: VenueNames, accepted_only: bool, what: str,
+              progress: Progress | None) -> None:
+    """Page after page into the partial file, until a page brings nothing new or all have come."""
+    state, counted = part.state, False
+    while True:
+        page_no = state["pages"] + 1
+        kwargs = dict(query, **({"after": state["after"]} if state["after"] else {}))
+        # the count comes with the first page each run asks for: the list may have changed since
+        answer = api.call(f"page {page_no}", api.client.get_notes, **kwargs, with_count=not counted)
+        if not counted:
+            notes, state["listed"] = answer
+            if not isinstance(state["listed"], int):
+                raise FetchError(f"the answer for page {page_no} is not what OpenReview's API sends "
+                                 "(its count is not a number)")
+            counted = True
+        else:
+            notes = answer
+        fresh = [n for n in notes if n.id not in part.ids]
+        if notes and not fresh:
+            raise FetchError(f"OpenReview sent page {page_no} again (does the server at {api.url} ignore "
+                             "'after'?)")
+        if not fresh:
+            return
+        lines, no_abstract = [], 0
+        for note in fresh:
+            part.ids.add(note.id)
+            if accepted_only and _venueid(note) != names.venue_id:
+                continue  # a paper the server let through that is not accepted
+            try:
+                rec = record(note, names, full=not accepted_only)
+            except ValueError as e:
+                raise FetchError(f"the answer for page {page_no} is not what OpenReview's API sends "
+                                 f"({e})") from None
+            if rec is None:
+                no_abstract += 1
+            else:
+                lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
+        part.append(lines, after=fresh[-1].id, notes=len(fresh), no_abstract=no_abstract)
+        if progress:
+            progress(f"downloading {what}", min(state["notes"], state["listed"]), state["listed"])
+        if state["notes"] >= state["listed"]:
+            return
+
+
+def _venueid(note) -> str:
+    field = (note.content or {}).get("venueid")
+    return field.get("value", "") if isinstance(field, dict) else ""
+
+
+def _check_complete(api: Api, query: dict, state: dict, what: str) -> None:
+    """Fewer papers than OpenReview announced is an error, unless the list itself shrank meanwhile."""
+    got, listed = state["notes"], state["listed"]
+    if got >= listed:
+        return
+    _, now = api.call("the count", api.client.get_notes, **dict(query, limit=1), with_count=True)
+    if isinstance(now, int) and got >= now:
+        return
+    raise FetchError(f"OpenReview announced {listed:,} {what} but its pages ended after {got:,} (a server or "
+                     "proxy that cuts lists short?)")

@@ -338,7 +338,7 @@ def test_submitting_the_box_writes_nothing_above_the_title(app):
 def test_seed_page_offers_the_conference_and_says_why_a_download_failed(index_copy, monkeypatch):
     # a local port where nothing listens stands for a machine without network: tests never go online
     monkeypatch.setenv("SEARCH_INDEX", str(index_copy))
-    monkeypatch.setenv("SEARCH_OPENREVIEW_API", "http://127.0.0.1:9")
+    monkeypatch.setenv("OPENREVIEW_API_BASEURL_V2", "http://127.0.0.1:9")
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     offer = at.button(key="fetch-conference")

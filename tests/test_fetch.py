@@ -1,242 +1,519 @@
-"""`python -m search fetch`: OpenReview notes to the build's JSONL, through a fake client (no network).
+"""`python -m search fetch` against a local server that speaks OpenReview's API v2 (tests/openreview_server.py),
+through the official client: pages, counts, replies, and the faults of the real service and networks.
 
-The fake returns the client library's own Note and Group objects, built from JSON of the shape the
-API v2 answers (content fields as {"value": ...}, reviews under details["replies"])."""
-from argparse import Namespace
+Notes are built in the exact shape the API returns (content fields as {"value": ...}, replies under
+details["replies"] with invitations, signatures and dates), as in the shared crawl of ICLR 2026."""
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from itertools import islice
+from pathlib import Path
 
 import pytest
-from openreview import OpenReviewException
-from openreview.api import Group, Note
 
-from conftest import run_py
-from search import fetch
-from search.cli import cmd_fetch, run_guarded
+from conftest import ROOT, run_cli, run_py
+from openreview_server import CUT, HTML, STALL, OpenReviewServer, Reply, rate_limit
+from search import records
 from search.corpus import load_corpus
+from search.fetch import partial_paths
 
 VENUE = "ICLR.cc/2026/Conference"
+GROUP = {"id": VENUE, "content": {k: {"value": v} for k, v in {
+    "submission_id": f"{VENUE}/-/Submission", "submission_venue_id": f"{VENUE}/Submission",
+    "withdrawn_venue_id": f"{VENUE}/Withdrawn_Submission",
+    "desk_rejected_venue_id": f"{VENUE}/Desk_Rejected_Submission",
+    "rejected_venue_id": f"{VENUE}/Rejected_Submission", "review_name": "Official_Review",
+    "review_rating": "rating", "review_confidence": "confidence", "meta_review_name": "Meta_Review",
+    "decision_name": "Decision", "decision_field_name": "decision"}.items()}}
+SHARED = ROOT.parent / "shared" / "data"
+# fast waits for the faults: the shipped policy waits 2, 4, 8, 16, 32 s
+QUICK = ("--wait", "0.01", "--timeout", "2")
 
 
-def review(number: int, rating, confidence, name: str = "Official_Review") -> dict:
-    return {"id": f"r{number}", "invitations": [f"{VENUE}/Submission{number}/-/{name}"],
-            "content": {"rating": {"value": rating}, "confidence": {"value": confidence},
-                        "summary": {"value": "..."}}}
+def reply(number: int, kind: str, content: dict, signer: str, n: int = 0) -> dict:
+    return {"id": f"{kind[:3]}{number}x{n}", "forum": f"id{number:04d}", "replyto": f"id{number:04d}",
+            "invitations": [f"{VENUE}/Submission{number}/-/{kind}", f"{VENUE}/-/Edit"],
+            "signatures": [f"{VENUE}/Submission{number}/{signer}"], "readers": ["everyone"],
+            "cdate": 1761785407369 + n, "tcdate": 1761785407369 + n,
+            "content": {k: {"value": v} for k, v in content.items()}}
 
 
-def comment(number: int) -> dict:
-    return {"id": f"c{number}", "invitations": [f"{VENUE}/Submission{number}/-/Official_Comment"],
-            "content": {"comment": {"value": "a rating of 1 here is not a review"}, "rating": {"value": 1}}}
+def review(number: int, rating, confidence, n: int = 0, **extra) -> dict:
+    content = {"summary": f"Paper {number} studies a problem.", "soundness": 3, "presentation": 2,
+               "contribution": 3, "strengths": "Clear.", "weaknesses": "Few baselines.",
+               "questions": "1. How is the step size chosen?", "flag_for_ethics_review": ["No ethics review needed."],
+               "rating": rating, "confidence": confidence, "code_of_conduct": "Yes", **extra}
+    return reply(number, "Official_Review", content, f"Reviewer_R{n}", n)
 
 
-def paper(number: int, venueid: str = VENUE, venue: str = "ICLR 2026 Poster", replies=None,
-          authors=None, **content) -> dict:
+ACCEPTED, REJECTED, WITHDRAWN = VENUE, f"{VENUE}/Rejected_Submission", f"{VENUE}/Withdrawn_Submission"
+
+
+def note(number: int, venueid: str = ACCEPTED, venue: str = "ICLR 2026 Poster", replies=None,
+         decision: str | None = None, **content) -> dict:
     fields = {"title": f"Paper {number}", "abstract": f"We study problem {number} and solve it well.",
-              "authors": authors if authors is not None else [f"Author {number}", "Ada Lovelace"],
               "keywords": ["learning", f"topic {number}"], "primary_area": "optimization",
               "venue": venue, "venueid": venueid, "pdf": f"/pdf/{number}.pdf", **content}
-    return {"id": f"id{number:04d}", "number": number, "forum": f"id{number:04d}",
-            "invitations": [f"{VENUE}/-/Submission"],
+    if replies is None:
+        replies = [review(number, 6, 4, 1), review(number, "8: accept, good paper", "3: fairly confident", 2),
+                   reply(number, "Official_Comment", {"comment": "a rating of 1 here is no review", "rating": 1},
+                         "Authors", 3)]
+        if decision:
+            replies.append(reply(number, "Decision", {"title": "Paper Decision", "decision": decision},
+                                 "Program_Chairs", 4))
+    return {"id": f"id{number:04d}", "number": number, "forum": f"id{number:04d}", "cdate": 1756727991855,
+            "invitations": [f"{VENUE}/-/Submission"], "readers": ["everyone"],
             "content": {k: {"value": v} for k, v in fields.items() if v is not None},
-            "details": {"replies": replies if replies is not None else [review(number, 6, 4), review(number, 8, 3),
-                                                                        comment(number)]}}
+            "details": {"replies": replies}}
 
 
-class FakeClient:
-    """get_group / get_notes as openreview.api.OpenReviewClient answers them; failures on request."""
-
-    def __init__(self, notes: list[dict], fail: dict | None = None, group: dict | None = None):
-        self.notes = [Note.from_json(n) for n in notes]
-        self.fail = dict(fail or {})      # call name -> list of exceptions to raise first
-        self.group = group if group is not None else {"id": VENUE, "content": {
-            "review_name": {"value": "Official_Review"}, "submission_name": {"value": "Submission"}}}
-        self.calls: list[tuple[str, dict]] = []
-
-    def _maybe_fail(self, name: str):
-        pending = self.fail.get(name) or []
-        if pending:
-            raise pending.pop(0)
-
-    def get_group(self, id, details=None):
-        self.calls.append(("get_group", {"id": id}))
-        self._maybe_fail("get_group")
-        if id != self.group["id"]:
-            raise OpenReviewException({"name": "NotFoundError", "message": f"Group Not Found: {id}",
-                                       "status": 404})
-        return Group.from_json(self.group)
-
-    def get_notes(self, content=None, details=None, limit=None, offset=None, with_count=None, **_):
-        self.calls.append(("get_notes", {"offset": offset, "limit": limit, "details": details}))
-        self._maybe_fail("get_notes")
-        # the server filters on content.venueid; keep that, so a test can still slip others in
-        page = self.notes[offset or 0:(offset or 0) + limit]
-        if with_count and offset is None:
-            return page, len(self.notes)
-        return page
+def venue_notes(n: int = 10) -> list[dict]:
+    """n submissions of every fate, in the shares of ICLR 2026."""
+    kinds = [dict(decision="Accept (Poster)"), dict(venue="ICLR 2026 Oral", decision="Accept (Oral)"),
+             dict(venueid=REJECTED, venue="Submitted to ICLR 2026", decision="Reject"),
+             dict(venueid=WITHDRAWN, venue="ICLR 2026 Conference Withdrawn Submission"),
+             dict(venueid=f"{VENUE}/Submission", venue="ICLR 2026 Conference Submission")]
+    return [note(i, **kinds[i % len(kinds)]) for i in range(1, n + 1)]
 
 
-RATE_LIMIT = OpenReviewException({"name": "RateLimitError", "message": "Too many requests", "status": 429})
+@pytest.fixture
+def serve():
+    """serve(notes, **options) -> a started server; every server stops at the test's end."""
+    started = []
+
+    def make(notes=None, **options) -> OpenReviewServer:
+        server = OpenReviewServer(venue_notes() if notes is None else notes, GROUP, **options).start()
+        started.append(server)
+        return server
+
+    yield make
+    for s in started:
+        s.stop()
 
 
-def test_records_have_every_field_and_review_means():
-    client = FakeClient([paper(1)])
-    [rec] = fetch.fetch_venue(client, VENUE, sleep=lambda s: None)
-    assert rec == {"id": "id0001", "title": "Paper 1", "abstract": "We study problem 1 and solve it well.",
-                   "authors": ["Author 1", "Ada Lovelace"], "keywords": ["learning", "topic 1"],
-                   "primary_area": "optimization", "venue": "ICLR 2026 Poster",
-                   "url": "https://openreview.net/forum?id=id0001", "pdf": "https://openreview.net/pdf?id=id0001",
-                   "avg_rating": 7.0, "n_ratings": 2, "avg_confidence": 3.5}
+def fetch(server: OpenReviewServer, out: Path, *args: str, env: dict | None = None):
+    return run_cli("fetch", "--api", server.url, "--out", str(out), *args, env=env)
 
 
-def test_scores_written_as_text_and_unified_author_schema():
-    replies = [review(2, "6: marginally above the acceptance threshold", "4: confident"),
-               review(2, "3: reject", "2: unsure"), review(2, "n/a", None)]
-    authors = [{"fullname": "Yann LeCun", "username": "~Yann_LeCun1"}, {"fullname": "Ada Lovelace"}]
-    [rec] = fetch.fetch_venue(FakeClient([paper(2, replies=replies, authors=authors)]), VENUE)
-    assert rec["authors"] == ["Yann LeCun", "Ada Lovelace"]
-    assert rec["avg_rating"] == 4.5 and rec["n_ratings"] == 2 and rec["avg_confidence"] == 3.0
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
 
 
-def test_no_public_reviews_leaves_the_fields_out_not_zero():
-    [rec] = fetch.fetch_venue(FakeClient([paper(3, replies=[comment(3)])]), VENUE)
-    assert "avg_rating" not in rec and "n_ratings" not in rec and "avg_confidence" not in rec
+def notes_requests(server: OpenReviewServer) -> list[dict]:
+    return [r["params"] for r in server.log if r["path"] == "/notes"]
 
 
-def test_review_names_come_from_the_venue_group():
-    group = {"id": VENUE, "content": {"review_name": {"value": "Review"}, "review_rating": {"value": "score"}}}
-    replies = [{"invitations": [f"{VENUE}/Submission4/-/Review"], "content": {"score": {"value": 9}}}]
-    [rec] = fetch.fetch_venue(FakeClient([paper(4, replies=replies)], group=group), VENUE)
-    assert rec["avg_rating"] == 9.0 and rec["n_ratings"] == 1
+def only_output(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir())
 
 
-def test_withdrawn_rejected_and_abstractless_notes_are_left_out():
-    notes = [paper(1), paper(2, venueid=f"{VENUE}/Withdrawn_Submission", venue="ICLR 2026 Conference Withdrawn"),
-             paper(3, venueid=f"{VENUE}/Rejected_Submission"), paper(4, abstract=None), paper(5, title=None,
-                                                                                          keywords=None)]
-    recs = fetch.fetch_venue(FakeClient(notes), VENUE)
-    assert [r["id"] for r in recs] == ["id0001", "id0005"]
-    assert recs[1]["title"] == "" and recs[1]["keywords"] == []
+# ---------------------------------------------------------------- what a fetch brings
 
-
-def test_pages_are_followed_until_the_count(monkeypatch):
-    monkeypatch.setattr(fetch, "PAGE", 3)
-    client = FakeClient([paper(i) for i in range(1, 9)])
-    seen = []
-    recs = fetch.fetch_venue(client, VENUE, progress=lambda stage, done, total: seen.append((done, total)))
-    assert [r["id"] for r in recs] == [f"id{i:04d}" for i in range(1, 9)]
-    assert [c[1]["offset"] for c in client.calls if c[0] == "get_notes"] == [None, 3, 6]
-    assert seen == [(3, 8), (6, 8), (8, 8)]
-    assert all(c[1]["details"] == "replies" for c in client.calls if c[0] == "get_notes")
-
-
-def test_rate_limits_are_retried_with_growing_waits():
-    client = FakeClient([paper(1)], fail={"get_notes": [RATE_LIMIT, RATE_LIMIT]})
-    waits = []
-    recs = fetch.fetch_venue(client, VENUE, sleep=waits.append)
-    assert len(recs) == 1 and waits == [fetch.BACKOFF, fetch.BACKOFF * 2]
-
-
-def test_a_rate_limit_that_never_ends_is_one_error():
-    client = FakeClient([paper(1)], fail={"get_notes": [RATE_LIMIT] * (fetch.RETRIES + 1)})
-    with pytest.raises(fetch.FetchError, match="RateLimitError"):
-        fetch.fetch_venue(client, VENUE, sleep=lambda s: None)
-
-
-def test_wrong_venue_names_it():
-    with pytest.raises(fetch.FetchError, match="no venue 'ICLR.cc/2031/Conference'"):
-        fetch.fetch_venue(FakeClient([paper(1)]), "ICLR.cc/2031/Conference")
-
-
-def test_unexpected_shapes_are_one_line_errors():
-    class Odd(FakeClient):
-        def get_notes(self, **kw):
-            return {"notes": []}
-
-    with pytest.raises(fetch.FetchError, match="unexpected answer"):
-        fetch.fetch_venue(Odd([]), VENUE)
-    with pytest.raises(fetch.FetchError, match="no accepted paper"):
-        fetch.fetch_venue(FakeClient([]), VENUE)
-
-
-def cli(tmp_path, client, venue=VENUE):
-    out = tmp_path / "data" / "papers.jsonl"
-    return out, run_guarded(lambda: cmd_fetch(Namespace(venue=venue, out=out, api=None), client=client))
-
-
-def test_cli_writes_jsonl_the_build_reads(tmp_path, capsys):
-    out, code = cli(tmp_path, FakeClient([paper(1), paper(2, replies=[])]))
-    assert code == 0 and "wrote 2 accepted papers" in capsys.readouterr().out
+def test_every_submission_with_its_reviews_and_fate(serve, tmp_path):
+    notes = venue_notes(10)
+    notes[0]["content"]["TLDR"] = {"value": "Code at https://github.com/ada/solver."}
+    notes[0]["details"]["replies"].append(reply(1, "Meta_Review", {"metareview": "Solid work.",
+                                                                   "recommendation": "Accept (Poster)"}, "Area_Chair_x"))
+    notes[1]["content"]["authors"] = {"value": ["Ada Lovelace", "Alan Turing"]}
+    server = serve(notes)
+    out = tmp_path / "data" / "venue.jsonl"
+    r = fetch(server, out)
+    assert r.returncode == 0, r.stderr
+    assert f"wrote 10 submissions of {VENUE} (10 with review scores) to {out}" in r.stdout
+    recs = {rec["id"]: rec for rec in lines(out)}
+    assert [recs[f"id{i:04d}"]["decision"] for i in range(1, 11)] == [
+        "Oral", "Rejected", "Withdrawn", "Under review", "Poster"] * 2
+    first = recs["id0001"]
+    assert first["tldr"] == "Code at https://github.com/ada/solver." and first["code"] == "https://github.com/ada/solver"
+    assert first["meta_review"] == {"author": "Area_Chair_x", "metareview": "Solid work.",
+                                    "recommendation": "Accept (Poster)"}
+    assert recs["id0002"]["authors"] == ["Ada Lovelace", "Alan Turing"]
+    # two reviews (the comment's rating is no review); "8: accept, good paper" counts as 8
+    assert first["avg_rating"] == 7.0 and first["n_ratings"] == 2 and first["avg_confidence"] == 3.5
+    assert first["reviews"][1] == {"reviewer": "Reviewer_R2", "date": "2025-10-30", "soundness": 3,
+                                   "presentation": 2, "contribution": 3, "rating": 8, "confidence": 3,
+                                   "summary": "Paper 1 studies a problem.", "strengths": "Clear.",
+                                   "weaknesses": "Few baselines.", "questions": "1. How is the step size chosen?"}
+    assert only_output(out) == ["venue.jsonl"]  # no partial file left
+    # the build reads the record: decision, TL;DR and code link come with each paper
     papers, _ = load_corpus([out])
-    assert [p.id for p in papers] == ["id0001", "id0002"]
-    assert papers[0].authors == ["Author 1", "Ada Lovelace"] and papers[0].avg_rating == 7.0
-    assert papers[0].n_ratings == 2 and papers[1].avg_rating is None and papers[1].n_ratings is None
-    assert papers[0].pdf.endswith("pdf?id=id0001")
-    assert [p.name for p in out.parent.iterdir()] == [out.name]  # no temporary file left
+    paper = {p.id: p for p in papers}["id0001"]
+    assert (paper.decision, paper.code, paper.avg_rating) == ("Oral", "https://github.com/ada/solver", 7.0)
+    # anonymous, one request for the group, pages by id after the last one
+    assert [r["path"] for r in server.log] == ["/groups", "/notes"]
+    assert notes_requests(server)[0] == {"invitation": f"{VENUE}/-/Submission", "details": "replies",
+                                         "sort": "id", "limit": "1000", "count": "true"}
 
 
-def test_cli_failure_writes_nothing_and_keeps_an_old_file(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(fetch, "BACKOFF", 0.0)
-    out = tmp_path / "data" / "papers.jsonl"
-    out.parent.mkdir()
-    out.write_text("old\n")
-    failing = FakeClient([paper(i) for i in range(1, 5)], fail={"get_notes": [RATE_LIMIT] * 99})
-    _, code = cli(tmp_path, failing)
-    err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and err.startswith("error: ")
-    assert out.read_text() == "old\n" and len(list(out.parent.iterdir())) == 1
+def test_accepted_only_keeps_the_short_record(serve, tmp_path):
+    server = serve()
+    out = tmp_path / "accepted.jsonl"
+    r = fetch(server, out, "--accepted-only")
+    assert r.returncode == 0 and "wrote 4 accepted papers" in r.stdout
+    recs = lines(out)
+    assert [x["id"] for x in recs] == ["id0001", "id0005", "id0006", "id0010"]
+    assert recs[0] == {"id": "id0001", "title": "Paper 1", "abstract": "We study problem 1 and solve it well.",
+                       "authors": [], "keywords": ["learning", "topic 1"], "primary_area": "optimization",
+                       "venue": "ICLR 2026 Oral", "url": "https://openreview.net/forum?id=id0001",
+                       "pdf": "https://openreview.net/pdf?id=id0001", "avg_rating": 7.0, "n_ratings": 2,
+                       "avg_confidence": 3.5}
+    assert notes_requests(server)[0]["content.venueid"] == VENUE
 
 
-def test_write_is_atomic_when_interrupted(tmp_path):
-    out = tmp_path / "papers.jsonl"
-    out.write_text("old\n")
-
-    def records():
-        yield {"id": "a", "abstract": "x"}
-        raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        fetch.write_jsonl(records(), out)
-    assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["papers.jsonl"]
+def test_a_capped_server_is_paged_by_id_to_the_end(serve, tmp_path):
+    server = serve(venue_notes(10), cap=3)   # asks for 1,000 a page, gets 3
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out)
+    assert r.returncode == 0, r.stderr
+    assert [x["id"] for x in lines(out)] == [f"id{i:04d}" for i in range(1, 11)]
+    assert [p.get("after") for p in notes_requests(server)] == [None, "id0003", "id0006", "id0009"]
+    assert "downloading submissions: 10/10 (100%)" in r.stderr
 
 
-def test_default_out_names_the_venue():
-    assert str(fetch.default_out("NeurIPS.cc/2025/Conference")) == "data/NeurIPS.cc_2025_Conference.jsonl"
+@pytest.mark.parametrize("gone", ["id0002", "id0008"], ids=["already-fetched", "not-yet-fetched"])
+def test_a_paper_leaving_mid_download_costs_no_other(serve, tmp_path, gone):
+    # offset paging would skip the paper that moves into the removed one's place
+    server = serve(venue_notes(10), cap=3)
+    server.remove_after = {1: gone}
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out)
+    assert r.returncode == 0, r.stderr
+    expected = [f"id{i:04d}" for i in range(1, 11) if not (gone == "id0008" and i == 8)]
+    assert [x["id"] for x in lines(out)] == expected
 
 
-def test_fetch_offline_is_one_line_and_no_file(tmp_path):
+def test_records_without_an_abstract_are_counted_not_written(serve, tmp_path):
+    notes = venue_notes(4)
+    notes[2]["content"]["abstract"] = {"value": "  "}
+    out = tmp_path / "v.jsonl"
+    r = fetch(serve(notes), out)
+    assert r.returncode == 0 and "wrote 3 submissions" in r.stdout and "(1 without an abstract left out)" in r.stdout
+    assert len(lines(out)) == 3
+
+
+# ---------------------------------------------------------------- the faults of the real service
+
+def test_a_rate_limit_with_a_json_body_is_waited_out_and_announced(serve, tmp_path):
+    server = serve().plan("/notes", rate_limit(reset_in=0), rate_limit(reset_in=0))
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out, *QUICK)
+    assert r.returncode == 0, r.stderr
+    waits = [line for line in r.stderr.splitlines() if line.startswith("rate-limited")]
+    assert waits == ["rate-limited by OpenReview, waiting 0 s before try 2 of 6",
+                     "rate-limited by OpenReview, waiting 0 s before try 3 of 6"]
+    assert len(lines(out)) == 10 and len(notes_requests(server)) == 3
+
+
+def test_the_reset_time_in_the_body_sets_the_wait(serve, tmp_path):
+    server = serve().plan("/notes", rate_limit(reset_in=2))
+    t = time.monotonic()
+    r = fetch(server, tmp_path / "v.jsonl", *QUICK)
+    assert r.returncode == 0 and 1 <= time.monotonic() - t < 15
+    assert "rate-limited by OpenReview, waiting" in r.stderr and "before try 2 of 6" in r.stderr
+
+
+def test_a_wait_of_an_hour_is_reported_not_slept(serve, tmp_path):
+    server = serve().plan("/notes", rate_limit(reset_in=3600, retry_after=3600))
+    out = tmp_path / "v.jsonl"
+    t = time.monotonic()
+    r = fetch(server, out, *QUICK)
+    assert time.monotonic() - t < 10
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("error: rate-limited by OpenReview: OpenReview asks to wait 60 minutes; "
+                               "run the same command again after ")
+    assert only_output(out) == []
+
+
+def test_intermittent_server_errors_are_retried(serve, tmp_path):
+    server = serve(cap=4).plan("/notes", Reply(502, "<html>Bad Gateway</html>", content_type="text/html"),
+                               Reply(500, {"name": "InternalServerError", "message": "oops"}))
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out, *QUICK)
+    assert r.returncode == 0, r.stderr
+    assert "OpenReview is failing (HTTP 502), waiting 0 s before try 2 of 6" in r.stderr
+    assert "OpenReview is failing (HTTP 500), waiting 0 s before try 3 of 6" in r.stderr
+    assert len(lines(out)) == 10
+
+
+def test_a_persistent_failure_is_one_line_after_every_try(serve, tmp_path):
+    server = serve().plan("/notes", *[Reply(503, "Service Unavailable", content_type="text/plain")] * 9)
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out, *QUICK, "--tries", "4")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == "error: OpenReview is failing (HTTP 503) after 4 tries"
+    assert r.stderr.count("before try") == 3 and len(notes_requests(server)) == 4
+    assert only_output(out) == []   # nothing arrived, so no partial file either
+
+
+def test_a_stall_times_out_and_is_retried(serve, tmp_path):
+    server = serve(stall_s=30).plan("/notes", STALL)
+    out = tmp_path / "v.jsonl"
+    t = time.monotonic()
+    r = fetch(server, out, "--wait", "0.01", "--timeout", "1")
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t < 10
+    assert "OpenReview did not answer page 1 within 1 s, waiting 0 s before try 2 of 6" in r.stderr
+    assert len(lines(out)) == 10
+
+
+def test_a_server_that_never_answers_ends_in_bounded_time(serve, tmp_path):
+    server = serve(stall_s=30).plan("/groups", STALL, STALL, STALL)
+    out = tmp_path / "v.jsonl"
+    t = time.monotonic()
+    r = fetch(server, out, "--wait", "0.01", "--timeout", "1", "--tries", "3")
+    assert r.returncode == 2 and time.monotonic() - t < 10
+    assert r.stderr.splitlines()[-1] == ("error: OpenReview did not answer the venue group within 1 s "
+                                         "after 3 tries")
+    assert only_output(out) == []
+
+
+@pytest.mark.parametrize("fault,words", [(CUT, "the answer for page 1 was cut short"),
+                                         (HTML, "the answer for page 1 was not JSON (it looks like an HTML page)")])
+def test_broken_answers_are_retried_then_named(serve, tmp_path, fault, words):
+    out = tmp_path / "v.jsonl"
+    r = fetch(serve().plan("/notes", fault), out, *QUICK)
+    assert r.returncode == 0 and f"{words}, waiting" in r.stderr and len(lines(out)) == 10
+    r = fetch(serve().plan("/notes", fault, fault, fault), tmp_path / "w.jsonl", *QUICK, "--tries", "3")
+    assert r.returncode == 2 and r.stderr.splitlines()[-1] == f"error: {words} after 3 tries"
+    assert not (tmp_path / "w.jsonl").exists()
+
+
+def test_a_list_that_ends_short_is_an_error_not_a_file(serve, tmp_path):
+    # a proxy that stops paging early: OpenReview announced 10, the pages end after 3
+    notes = venue_notes(10)
+    first = {"notes": notes[:3], "count": 10}
+    server = serve(notes).plan("/notes", Reply(200, first), Reply(200, {"notes": []}),
+                               Reply(200, {"notes": notes[:1], "count": 10}))
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out, *QUICK)
+    assert r.returncode == 2 and not out.exists()
+    assert r.stderr.splitlines()[-1].startswith(
+        "error: OpenReview announced 10 submissions but its pages ended after 3 (a server or proxy that "
+        "cuts lists short?); what arrived is kept in ")
+
+
+def test_a_server_that_ignores_after_is_caught(serve, tmp_path):
+    notes = venue_notes(10)
+    server = serve(notes).plan("/notes", Reply(200, {"notes": notes[:3], "count": 10}),
+                               Reply(200, {"notes": notes[:3]}))
+    r = fetch(server, tmp_path / "v.jsonl", *QUICK)
+    assert r.returncode == 2 and "OpenReview sent page 2 again" in r.stderr
+
+
+def test_a_wrong_host_says_it_is_not_openreview(serve, tmp_path):
+    server = serve()
+    server.nginx = True
+    r = fetch(server, tmp_path / "v.jsonl", *QUICK)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and len(server.log) == 1
+    assert r.stderr == (f"error: {server.url} answered the venue group with HTTP 404 and it looks like an HTML "
+                        "page: it does not look like OpenReview's API v2 (check --api or "
+                        "OPENREVIEW_API_BASEURL_V2)\n")
+
+
+def test_an_unknown_venue_is_named(serve, tmp_path):
+    r = run_cli("fetch", "ICLR.cc/2031/Conference", "--api", serve().url, "--out", str(tmp_path / "x.jsonl"))
+    assert r.returncode == 2 and "error: no venue 'ICLR.cc/2031/Conference' on OpenReview" in r.stderr
+
+
+def test_credentials_in_the_environment_stay_unused_unless_asked(serve, tmp_path):
+    server = serve()
+    secrets = {"OPENREVIEW_USERNAME": "ada@example.org", "OPENREVIEW_PASSWORD": "hunter2"}
+    r = fetch(server, tmp_path / "v.jsonl", env=secrets)
+    assert r.returncode == 0
+    assert "/login" not in [x["path"] for x in server.log]
+    assert all(x["authorization"] is None for x in server.log)
+    server.log.clear()
+    r = fetch(server, tmp_path / "w.jsonl", "--login", env=secrets)
+    assert r.returncode == 0, r.stderr
+    assert [x["path"] for x in server.log][0] == "/login"
+    assert all(x["authorization"].startswith("Bearer ") for x in server.log[1:])
+
+
+def test_the_address_comes_from_the_clients_own_variable(serve, tmp_path):
+    server = serve()
+    r = run_cli("fetch", "--out", str(tmp_path / "v.jsonl"), env={"OPENREVIEW_API_BASEURL_V2": server.url})
+    assert r.returncode == 0 and len(server.log) == 2
+
+
+def test_offline_is_one_line_at_once_and_no_file(tmp_path):
     # the real client, pointed at a local port where nothing listens: what a machine without network sees
     out = tmp_path / "x.jsonl"
+    t = time.monotonic()
     r = run_py("-m", "search", "fetch", "--out", str(out), "--api", "http://127.0.0.1:9", timeout=120)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.strip().count("\n") == 0 and "OpenReview" in r.stderr and r.stdout == ""
-    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert r.returncode == 2 and "Traceback" not in r.stderr and time.monotonic() - t < 30
+    assert r.stderr == "error: cannot reach OpenReview at http://127.0.0.1:9 (connection refused)\n"
+    assert r.stdout == "" and list(tmp_path.iterdir()) == []
 
 
-def test_background_job_fetches_then_builds_seeds_and_conference(tmp_path, monkeypatch, embedding_cache):
-    """The page's "Get all of ICLR 2026" job, in process with the fake client and the real model."""
+# ---------------------------------------------------------------- interrupted, resumed
+
+def test_a_download_that_fails_midway_resumes_from_its_last_page(serve, tmp_path):
+    server = serve(venue_notes(10), cap=3).plan("/notes", None, None, *[Reply(503, "down", content_type="text/plain")] * 2)
+    out = tmp_path / "v.jsonl"
+    old = "an earlier, complete download\n"
+    out.write_text(old)
+    r = fetch(server, out, *QUICK, "--tries", "2")
+    partial, state = partial_paths(out)
+    assert r.returncode == 2 and r.stderr.splitlines()[-1] == (
+        f"error: OpenReview is failing (HTTP 503) after 2 tries; what arrived is kept in {partial}: run the "
+        "same command to resume")
+    assert out.read_text() == old   # the previous file stays until a whole one replaces it
+    assert [x["id"] for x in lines(partial)] == [f"id{i:04d}" for i in range(1, 7)]
+    assert json.loads(state.read_text())["after"] == "id0006"
+    server.log.clear()
+    r = fetch(server, out, *QUICK)
+    assert r.returncode == 0, r.stderr
+    assert f"resuming the download in {partial}: 6 of 10 submissions already there" in r.stderr
+    assert notes_requests(server)[0]["after"] == "id0006"
+    assert [x["id"] for x in lines(out)] == [f"id{i:04d}" for i in range(1, 11)]
+    assert only_output(out) == ["v.jsonl"]
+
+
+def test_a_partial_page_written_before_a_kill_is_fetched_again(serve, tmp_path):
+    # the kill came after a page was appended but before its state was saved: the page is dropped
+    server = serve(venue_notes(10), cap=3).plan("/notes", None, None, *[Reply(503, "down", content_type="text/plain")] * 2)
+    out = tmp_path / "v.jsonl"
+    fetch(server, out, *QUICK, "--tries", "2")
+    partial, _ = partial_paths(out)
+    with open(partial, "a") as f:
+        f.write('{"id": "id0007", "abstract": "half a pa')
+    assert fetch(server, out, *QUICK).returncode == 0
+    assert [x["id"] for x in lines(out)] == [f"id{i:04d}" for i in range(1, 11)]
+
+
+def test_a_partial_of_another_scope_is_not_mixed_in(serve, tmp_path):
+    server = serve(venue_notes(10), cap=3).plan("/notes", None, *[Reply(503, "down", content_type="text/plain")] * 2)
+    out = tmp_path / "v.jsonl"
+    assert fetch(server, out, *QUICK, "--tries", "2").returncode == 2
+    r = fetch(server, out, *QUICK, "--accepted-only")
+    assert r.returncode == 0 and "resuming" not in r.stderr
+    assert [x["id"] for x in lines(out)] == ["id0001", "id0005", "id0006", "id0010"]
+
+
+@pytest.mark.parametrize("how", ["kill", "ctrl-c"])
+def test_a_killed_fetch_resumes(serve, tmp_path, how):
+    """The real command in its own process, killed (SIGKILL) or interrupted (SIGINT) on its third page."""
+    server = serve(venue_notes(10), cap=3, stall_s=60).plan("/notes", None, None, STALL)
+    out = tmp_path / "v.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "search", "fetch", "--api", server.url, "--out", str(out),
+                             "--timeout", "60"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    partial, state = partial_paths(out)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(notes_requests(server)) < 3:
+        time.sleep(0.05)
+    assert len(notes_requests(server)) == 3
+    proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    if how == "ctrl-c":
+        assert proc.returncode == 130
+        assert err.splitlines()[-1] == (f"error: interrupted; what arrived is kept in {partial}: run the same "
+                                        "command to resume")
+    assert not out.exists() and json.loads(state.read_text())["notes"] == 6
+    r = fetch(server, out, *QUICK)
+    assert r.returncode == 0 and "6 of 10 submissions already there" in r.stderr
+    assert [x["id"] for x in lines(out)] == [f"id{i:04d}" for i in range(1, 11)]
+
+
+# ---------------------------------------------------------------- the records
+
+NAMES = records.VenueNames.from_group(VENUE, GROUP["content"])
+
+
+@pytest.mark.parametrize("venueid,venue,said,fate", [
+    (ACCEPTED, "ICLR 2026 Oral", "Accept (Oral)", "Oral"),
+    (ACCEPTED, "ICLR 2026 Spotlight", None, "Spotlight"),
+    (ACCEPTED, "ICLR 2026 Poster", "Accept (Poster)", "Poster"),
+    (ACCEPTED, "ICLR 2026", None, "Accepted"),
+    (REJECTED, "Submitted to ICLR 2026", "Reject", "Rejected"),
+    (WITHDRAWN, "ICLR 2026 Conference Withdrawn Submission", None, "Withdrawn"),
+    (f"{VENUE}/Desk_Rejected_Submission", "ICLR 2026 Conference Desk Rejected Submission", None, "Desk rejected"),
+    (f"{VENUE}/Submission", "ICLR 2026 Conference Submission", None, "Under review"),
+    (f"{VENUE}/Submission", "ICLR 2026 Conference Submission", "Accept (Spotlight)", "Spotlight"),
+    (f"{VENUE}/Submission", "ICLR 2026 Conference Submission", "Reject", "Rejected"),
+])
+def test_decisions_use_the_groups_names(venueid, venue, said, fate):
+    content = {"venueid": {"value": venueid}, "venue": {"value": venue}}
+    decision = {"content": {"decision": {"value": said}}} if said else None
+    assert records.decision_of(content, decision, NAMES) == fate
+
+
+def test_review_numbers_and_texts():
+    r = records.review(review(1, "6: marginally above the acceptance threshold", "4: confident", 1,
+                              questions="1. Why? 2. How?", details_of_ethics_concerns="none"))
+    assert r["rating"] == 6 and r["confidence"] == 4 and r["soundness"] == 3
+    assert r["questions"] == "1. Why? 2. How?" and "code_of_conduct" not in r
+    assert "details_of_ethics_concerns" not in r and "flag_for_ethics_review" not in r
+    assert [records.number(v) for v in ("6", "6.5: weak", 7.0, "1. How", "n/a", True)] == [6, 6.5, 7, None, None, None]
+
+
+def test_code_links_from_the_abstract_or_tldr():
+    assert records.code_link("See https://anonymous.4open.science/r/MoGA.", "") == \
+        "https://anonymous.4open.science/r/MoGA"
+    assert records.code_link("no link", "code: (https://github.com/a/b)") == "https://github.com/a/b"
+    assert records.code_link("https://arxiv.org/abs/1", "") == ""
+
+
+def test_the_page_job_fetches_the_accepted_papers_then_builds(serve, tmp_path, embedding_cache):
+    """The page's "Get all of ICLR 2026" job, in process, against the local server and with the real model."""
     from conftest import SEEDS, cache_copy
     from search import background
     from search.index import load_index
+    from search.openreview_api import Api
     from search.progress import read_status
 
+    server = serve(venue_notes(6))
     out, data = tmp_path / "index", tmp_path / "data" / "conference.jsonl"
     cache_copy(embedding_cache, tmp_path / ".embedding_cache")  # the job's default cache: the seeds are in it
-    code = background.run(out, [[SEEDS, data]], multilingual=False, fetch=VENUE,
-                          client=FakeClient([paper(i) for i in range(1, 4)]))
+    code = background.run(out, [[SEEDS, data]], multilingual=False, fetch=VENUE, api=Api(server.url))
     status = read_status(background.status_file(out))
     assert code == 0 and status["state"] == "done" and status["count"] == 69
     assert len(data.read_text().splitlines()) == 3
     papers = {p.id: p for p in load_index(out).papers}
-    assert papers["id0001"].authors == ["Author 1", "Ada Lovelace"] and papers["id0001"].avg_rating == 7.0
+    assert papers["id0001"].venue == "ICLR 2026 Oral" and papers["id0001"].avg_rating == 7.0
     assert background.plan(out, SEEDS, [data]) == []
 
 
-def test_background_job_that_cannot_fetch_says_why_and_builds_nothing(tmp_path):
+def test_the_page_job_that_cannot_fetch_says_why_and_builds_nothing(serve, tmp_path):
     from conftest import SEEDS
     from search import background
+    from search.openreview_api import Api
     from search.progress import read_status
 
     out = tmp_path / "index"
     code = background.run(out, [[SEEDS, tmp_path / "c.jsonl"]], fetch="ICLR.cc/2031/Conference",
-                          client=FakeClient([paper(1)]))
+                          api=Api(serve().url))
     status = read_status(background.status_file(out))
     assert code == 1 and status["state"] == "failed" and "no venue 'ICLR.cc/2031/Conference'" in status["message"]
     assert not out.exists() and not (tmp_path / "c.jsonl").exists()
+
+
+# ---------------------------------------------------------------- the real crawl, a slice of it
+
+@pytest.mark.skipif(not (SHARED / "iclr2026_openreview.jsonl.gz").exists(),
+                    reason="needs ../shared/data/iclr2026_openreview.jsonl.gz (the ICLR 2026 crawl)")
+def test_a_slice_of_the_real_crawl_matches_its_decisions_and_scores(tmp_path):
+    with gzip.open(SHARED / "iclr2026_openreview.jsonl.gz", "rb") as f:
+        raw = list(islice(f, 400))
+    group = json.loads((SHARED / "iclr2026_openreview_group.json").read_text())
+    with OpenReviewServer(raw, group, cap=150) as server:
+        out = tmp_path / "iclr.jsonl"
+        r = run_cli("fetch", "--api", server.url, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    got = {x["id"]: x for x in lines(out)}
+    assert len(got) == 400
+    fates = {"ICLR 2026 Oral": "Oral", "ICLR 2026 Poster": "Poster", "Submitted to ICLR 2026": "Rejected",
+             "ICLR 2026 Conference Withdrawn Submission": "Withdrawn",
+             "ICLR 2026 Conference Submission": "Under review"}
+    for line in raw:
+        n = json.loads(line)
+        reviews = [r for r in n["details"]["replies"] if r["invitations"][0].endswith("/-/Official_Review")]
+        rec = got[n["id"]]
+        assert rec["decision"] == fates[n["content"]["venue"]["value"]]
+        assert len(rec["reviews"]) == len(reviews) == rec.get("n_ratings", 0)
+        if reviews:
+            mean = sum(r["content"]["rating"]["value"] for r in reviews) / len(reviews)
+            assert rec["avg_rating"] == pytest.approx(mean, abs=1e-4)
