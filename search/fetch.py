@@ -23,7 +23,7 @@ from .records import VenueNames, record
 
 DEFAULT_VENUE = "ICLR.cc/2026/Conference"
 PAGE = 1000                      # the API's largest page
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 def default_out(venue_id: str) -> Path:
@@ -65,7 +65,7 @@ class _Partial:
         self.data, self.state_file = partial_paths(out)
         self.key = key
         self.state = {"version": STATE_VERSION, **key, "after": None, "listed": None, "notes": 0,
-                      "records": 0, "no_abstract": 0, "bytes": 0, "pages": 0}
+                      "records": 0, "no_abstract": 0, "reviewed": 0, "bytes": 0, "pages": 0}
         self.ids: set[str] = set()
 
     def resume(self) -> bool:
@@ -102,7 +102,8 @@ class _Partial:
             os.fsync(f.fileno())
         s = self.state
         s.update(after=after, notes=s["notes"] + notes, records=s["records"] + len(lines),
-                 no_abstract=s["no_abstract"] + no_abstract, bytes=s["bytes"] + len(blob), pages=s["pages"] + 1)
+                 no_abstract=s["no_abstract"] + no_abstract,
+                 reviewed=s["reviewed"] + sum('"n_ratings"' in line for line in lines), bytes=s["bytes"] + len(blob), pages=s["pages"] + 1)
         self._save()
 
     def _save(self) -> None:
@@ -153,9 +154,7 @@ def fetch_venue(api: Api, venue_id: str, out: Path, accepted_only: bool = False,
         raise FetchError(f"OpenReview lists no {what} with an abstract at '{venue_id}'"
                          + (" (are the decisions out?)" if accepted_only else ""))
     part.publish(out)
-    with open(out, encoding="utf-8") as f:
-        reviewed = sum('"n_ratings"' in line for line in f)
-    return Fetched(out, state["records"], state["listed"], state["no_abstract"], reviewed, resumed)
+    return Fetched(out, state["records"], state["listed"], state["no_abstract"], state["reviewed"], resumed)
 
 
 def _download(api: Api, query: dict, part: _Partial, names: VenueNames, accepted_only: bool, what: str,
