@@ -24,14 +24,24 @@ $(PYTHON):
 TORCH = $(PIP) torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) && $(PIP) uv
 UV = $(VENV)/bin/uv pip install --quiet --python $(PYTHON)
 
-install: $(PYTHON)
+# Installed once per change of the requirements (a stamp file in the environment records it): a restart
+# of `make app` with nothing changed starts the server at once instead of re-running pip and uv.
+INSTALLED = $(VENV)/.installed
+INSTALLED_DEV = $(VENV)/.installed-dev
+
+install: $(INSTALLED)
+install-dev: $(INSTALLED_DEV)
+
+$(INSTALLED): requirements.txt | $(PYTHON)
 	$(TORCH)
 	$(UV) -r requirements.txt
+	touch $@
 
 # requirements-dev.txt includes requirements.txt: one resolution instead of two
-install-dev: $(PYTHON)
+$(INSTALLED_DEV): requirements.txt requirements-dev.txt | $(PYTHON)
 	$(TORCH)
 	$(UV) -r requirements-dev.txt
+	touch $@ $(INSTALLED)
 
 # Debian's Chromium for the end-to-end tests (Playwright drives /usr/bin/chromium; no download),
 # and fonts so screenshots show Chinese.

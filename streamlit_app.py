@@ -16,6 +16,7 @@ from search.embed import Encoder, as_encoder, load_model
 from search.catalog import ordered
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Hit, Result,
                            UnknownPaper, open_engine, score_text)
+from search.filters import Filters
 from search.export import FORMATS, author_line, export, review_line
 from search.fetch import DEFAULT_VENUE, default_out
 from search.openreview_api import default_api
@@ -23,6 +24,8 @@ from search.index import IndexLoadError, resolve
 from search.progress import read_status, status_text
 from search.lexical import marker
 from search.display import plain_markdown, to_html
+from search.text import strip_control
+from search.latex import to_unicode as plain_title
 from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
@@ -167,17 +170,11 @@ def one_of(choices) -> Callable[[str], object]:
     return parse
 
 
-def rating(raw: str) -> float:
-    value = float(raw)
-    if not 0 <= value <= 10:
-        raise ValueError(raw)
-    return value
-
-
 def reading_list(engine: Engine) -> list[str]:
     """The ids in ?list=, valid ones only; unknown ones are named once above the page."""
     raw = st.query_params.get("list", "")
-    known, unknown = engine.catalog.split_ids(raw.replace(",", " ").split())
+    # control characters (a %00 in a pasted link) are not part of any id; what is left empty is no id
+    known, unknown = engine.catalog.split_ids(strip_control(raw).replace(",", " ").split())
     if unknown:
         st.warning("Not in this index, left out of the reading list: "
                    + plain_markdown(", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")))
@@ -203,10 +200,6 @@ def set_param(key: str, widget_key: str) -> None:
         st.query_params[key] = value
     else:
         st.query_params[key] = f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def is_filtered(flt: dict) -> bool:
-    return bool(flt["areas"] or flt["venues"] or flt["authors"] or flt["min_rating"] is not None)
 
 
 # ---------------------------------------------------------------- pieces
@@ -312,13 +305,15 @@ def search_box(engine: Engine, query: str) -> None:
 def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note: str = "") -> None:
     if result.message:
         (st.warning if result.truncated else st.info)(result.message)
+    order = result.order[:1].upper() + result.order[1:]
+    note = " · ".join(x for x in (order, note) if x)
     if result.hits and note:
         st.caption(note)
     mark = marker(result.terms)
     show_cards([hit_card(engine, h, mark, listed, result.score_name) for h in result.hits], key, listed)
 
 
-def upload_box(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
+def upload_box(engine: Engine, k: int, filters: Filters, listed: list[str]) -> None:
     with st.expander("Papers like these: upload a .txt (one abstract per line) or a .bib"):
         upload = st.file_uploader("Abstracts or BibTeX", type=["txt", "bib"], key="upload")
         if upload is None:
@@ -329,10 +324,10 @@ def upload_box(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
             st.error(str(e))
             return
         st.caption(f"{len(texts)} text(s) read from {plain_markdown(upload.name)}")
-        show_hits(engine, engine.like_texts(texts, k, **flt), "u", listed)
+        show_hits(engine, engine.like_texts(texts, k, filters), "u", listed)
 
 
-def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
+def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
     search_box(engine, query)
     if st.session_state.pop("cut_query", False):
         st.warning(f"Your text was longer than {MAX_QUERY_CHARS:,} characters; only its first "
@@ -344,17 +339,20 @@ def search_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed
         for i, example in enumerate(EXAMPLE_QUERIES):
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                width="stretch")
-        upload_box(engine, k, flt, listed)
+        upload_box(engine, k, filters, listed)
         conference_offer(engine)
         return
-    result = engine.search(query, k, mode, **flt)
-    filtered = " matching the filters" if is_filtered(flt) else ""
+    result = engine.search(query, k, mode, filters)
+    filtered = " matching the filters" if filters.narrows else ""
     across = " · searched across languages" if result.space == "multilingual" else ""
-    show_hits(engine, result, "q", listed,
-              f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}")
+    if result.order:  # a sort keeps what answers the query, then re-orders it: show_hits says both
+        note = f"found by {mode} ranking among {len(engine.papers):,} papers{filtered}{across}"
+    else:
+        note = f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}"
+    show_hits(engine, result, "q", listed, note)
 
 
-def paper_view(engine: Engine, pid: str, k: int, flt: dict, listed: list[str]) -> None:
+def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[str]) -> None:
     paper = engine.catalog.paper(pid)
     if paper is None:
         st.error(f"No paper with id “{plain_markdown(pid)}” in this index. It may come from another index; "
@@ -364,19 +362,21 @@ def paper_view(engine: Engine, pid: str, k: int, flt: dict, listed: list[str]) -
     show_cards([card(engine, paper, listed, more=(ids,), similar=False, abstract_open=True)], "v", listed)
     st.subheader("Most similar papers")
     try:
-        result = engine.similar([paper.id], k, **flt)
+        result = engine.similar([paper.id], k, filters)
     except UnknownPaper as e:
         st.error(str(e))
         return
     if result.message:
         st.info(result.message)
+    if result.order:
+        st.caption(result.order[:1].upper() + result.order[1:])
     show_cards([similar_card(engine, paper, h, listed, result.score_name) for h in result.hits], "p", listed)
 
 
 TOPIC_PAGE = 25  # cards a topic page shows at once
 
 
-def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
+def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) -> None:
     from search.stats import summarise
 
     topic = engine.catalog.topics.get(int(raw)) if raw.strip().isdigit() else None
@@ -384,10 +384,10 @@ def topic_view(engine: Engine, raw: str, flt: dict, listed: list[str]) -> None:
         st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
                  f"the {len(engine.catalog.topics)} topics there are.")
         return
-    papers = engine.catalog.topic_papers(topic.id, **flt)
+    papers = engine.catalog.topic_papers(topic.id, filters)
     st.subheader(plain_markdown(f"Topic: {topic.label}"))
-    filtered = f", {len(papers)} matching the filters" if is_filtered(flt) else ""
-    order = "closest to the topic's centre first" if flt["sort"] == "relevance" else SORT_LABELS[flt["sort"]]
+    filtered = f", {len(papers)} matching the filters" if filters.narrows else ""
+    order = "closest to the topic's centre first" if filters.sort == "relevance" else SORT_LABELS[filters.sort]
     st.caption(plain_markdown(f"{topic.size} papers{filtered} · {order} · terms: {', '.join(topic.terms)}"))
     if engine.catalog.has_ratings:
         own = summarise(topic.label, [engine.catalog.paper(pid) for pid in topic.papers])
@@ -430,12 +430,12 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colo
                       focus)
 
 
-def map_view(engine: Engine, query: str, k: int, mode: str, flt: dict, listed: list[str]) -> None:
+def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
     if engine.catalog.map_xy is None:
         st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
     search_box(engine, query)
-    result = engine.search(query, k, mode, evidence=False, **flt) if query.strip() else None
+    result = engine.search(query, k, mode, filters, evidence=False) if query.strip() else None
     if result is not None and result.message:
         (st.warning if result.truncated else st.info)(result.message)
     hits = result.hits if result is not None else []
@@ -488,14 +488,14 @@ def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], c
         st.rerun(scope="app")
 
 
-def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
+def list_view(engine: Engine, k: int, filters: Filters, listed: list[str]) -> None:
     st.subheader(f"Reading list ({len(listed)})")
     if not listed:
         st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
                 "in this page's address, so bookmark or share it.")
         return
     rows = [engine.catalog.row(pid) for pid in listed]
-    papers = [engine.papers[r] for r in ordered(rows, engine.papers, flt["sort"])]
+    papers = [engine.papers[r] for r in ordered(rows, engine.papers, filters.sort)]
     labels = engine.catalog.topic_labels(papers)
     cols = st.columns(len(FORMATS))
     for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
@@ -506,7 +506,7 @@ def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
     show_cards([card(engine, p, listed, rank=i) for i, p in enumerate(papers, 1)], "l", listed)
     st.subheader("More like my list")
     try:
-        result = engine.similar(listed, k, **flt)
+        result = engine.similar(listed, k, filters)
     except UnknownPaper as e:
         st.error(str(e))
         return
@@ -514,19 +514,25 @@ def list_view(engine: Engine, k: int, flt: dict, listed: list[str]) -> None:
               if len(listed) > 1 else "")
 
 
-def stats_table(engine: Engine, rows) -> str:
+def stats_table(engine: Engine, rows, rated: bool) -> str:
     """A Markdown table of group summaries (screen readers read it; the chart shows the same), the
-    best-rated paper of each as a link to it."""
+    best-rated paper of each as a link to it. Without ratings (the seeds) it counts papers only."""
     def fmt(v: float | None) -> str:
         return f"{v:.2f}" if v is not None else "–"
 
+    if not rated:
+        out = ["| | papers |", "|---|---|"]
+        for r in rows:
+            name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
+            out.append(f"| {name} | {r.papers:,} |")
+        return "\n".join(out)
     out = ["| | papers | orals | mean rating | median | middle half | best rated (mean rating) |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
         best = ""
         if r.best:
-            best = "; ".join(f"[{plain_markdown(short(p.title, 48))}](?paper={p.id}) ({p.avg_rating:.2f})"
-                             for p in map(engine.catalog.paper, r.best))
+            best = "; ".join(f"[{plain_markdown(short(plain_title(p.title), 48))}](?paper={p.id}) "
+                             f"({p.avg_rating:.2f})" for p in map(engine.catalog.paper, r.best))
         name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
         out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | "
                    f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
@@ -542,19 +548,25 @@ def stats_view(engine: Engine) -> None:
 
     groups = dict(stats_groups(engine.papers, engine.catalog.topics))
     whole = groups["all"][0]
+    rated = whole.rated > 0
     st.subheader("The conference at a glance")
-    st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({whole.oral_share:.0%}); {whole.rated:,} with "
-               f"public reviews, mean rating {whole.mean:.2f} (median {whole.median:.2f}). Each box spans the "
-               "middle half of its papers' mean ratings, the line inside is the median.")
-    st.markdown("#### By primary area")
-    st.plotly_chart(box_figure(groups["area"], "primary area"), width="stretch", config={"displayModeBar": False},
-                    key="stats-areas")
-    st.markdown(stats_table(engine, groups["area"]))
-    if "topic" in groups:
-        st.markdown("#### By topic")
-        st.plotly_chart(box_figure(groups["topic"], "topic"), width="stretch", config={"displayModeBar": False},
-                        key="stats-topics")
-        st.markdown(stats_table(engine, groups["topic"]))
+    if rated:
+        st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({whole.oral_share:.0%}); {whole.rated:,} "
+                   f"with public reviews, mean rating {whole.mean:.2f} (median {whole.median:.2f}). Each box spans "
+                   "the middle half of its papers' mean ratings, the line inside is the median.")
+    else:
+        st.caption(f"{whole.papers:,} papers. This index holds no review ratings (the seed lists have none): "
+                   "the figures below count papers. The conference fetched from OpenReview "
+                   "(`python -m search fetch`) brings ratings, decisions and their charts.")
+    sections = [("area", "primary area", "By primary area"), ("topic", "topic", "By topic")]
+    for key, axis, heading in sections:
+        if not groups.get(key):
+            continue
+        st.markdown(f"#### {heading}")
+        if rated:
+            st.plotly_chart(box_figure(groups[key], axis), width="stretch", config={"displayModeBar": False},
+                            key=f"stats-{key}")
+        st.markdown(stats_table(engine, groups[key], rated))
 
 
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
@@ -572,29 +584,29 @@ def nav(engine: Engine, view: str, listed: list[str]) -> None:
                        kwargs={"view": "stats"}, width="stretch", type="primary" if view == "stats" else "secondary")
 
 
-def sidebar(engine: Engine, k: int, mode: str, areas: list[str], venues: list[str], author: str, sort: str,
-            min_rating: float | None) -> None:
+def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
     catalog = engine.catalog
     with st.sidebar:
         st.radio("Ranking", MODES, index=MODES.index(mode), key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
         if catalog.areas:
-            st.multiselect("Primary area", catalog.areas, default=[a for a in areas if a in catalog.areas],
+            st.multiselect("Primary area", catalog.areas, default=list(filters.areas),
                            key="area_w", on_change=set_param, args=("area", "area_w"))
         if catalog.venues:
-            st.multiselect("Venue", catalog.venues, default=[v for v in venues if v in catalog.venues],
+            st.multiselect("Venue", catalog.venues, default=list(filters.venues),
                            key="venue_w", on_change=set_param, args=("venue", "venue_w"),
                            format_func=lambda v: v.replace("ICLR 2026 ", ""))
         if catalog.has_authors:
-            st.text_input("Author", value=author, key="author_w", on_change=set_param, args=("author", "author_w"),
+            st.text_input("Author", value=(filters.authors or ("",))[0], key="author_w", on_change=set_param, args=("author", "author_w"),
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
         if catalog.has_ratings:
-            st.selectbox("Sort by", SORTS, index=SORTS.index(sort), key="sort_w", on_change=set_param,
+            st.selectbox("Sort by", SORTS, index=SORTS.index(filters.sort), key="sort_w", on_change=set_param,
                          args=("sort", "sort_w"), format_func=SORT_LABELS.get,
-                         help="Rating and oral re-order the 30 papers most relevant to a query (or the "
-                              "whole list of a topic or reading list); they never fetch other papers.")
-            st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=min_rating,
+                         help="Rating and oral keep, of the 30 papers most relevant to a query, those close to the "
+                              "best match, and re-order them (a topic or reading list: all of it); they "
+                              "never fetch other papers.")
+            st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=filters.min_rating,
                             key="min_rating_w", on_change=set_param, args=("min_rating", "min_rating_w"),
                             placeholder="any", help="only reviewed papers whose mean rating is at least this")
         st.selectbox("Results", K_CHOICES, index=K_CHOICES.index(k), key="k_w", on_change=set_param,
@@ -609,33 +621,30 @@ def main() -> None:
     ignored: list[str] = []
     k = url_setting("k", 10, one_of(K_CHOICES), ", ".join(map(str, K_CHOICES)), ignored)
     mode = url_setting("mode", DEFAULT_MODE, one_of(MODES), ", ".join(MODES), ignored)
-    sort = url_setting("sort", "relevance", one_of(SORTS), ", ".join(SORTS), ignored)
-    min_rating = url_setting("min_rating", None, rating, "a rating from 0 to 10", ignored)
+    asked, bad = Filters.from_address({key: st.query_params.get_all(key)
+                                       for key in ("area", "venue", "author", "sort", "min_rating")})
+    filters = asked.known(engine.catalog.areas, engine.catalog.venues)
+    ignored += bad + [f"{what} (not in this index)" for what in filters.unknown]
     if ignored:
         st.warning("Ignored in the address: " + plain_markdown("; ".join(ignored)) + ". The defaults apply.")
-    areas = [a for a in st.query_params.get_all("area") if a in engine.catalog.areas]
-    venues = [v for v in st.query_params.get_all("venue") if v in engine.catalog.venues]
-    author = st.query_params.get("author", "").strip()[:200]
-    sidebar(engine, k, mode, areas, venues, author, sort, min_rating)
-    flt = {"areas": areas, "venues": venues, "authors": [author] if author else [], "min_rating": min_rating,
-           "sort": sort}
+    sidebar(engine, k, mode, filters)
     listed = reading_list(engine)
     pid, topic = st.query_params.get("paper"), st.query_params.get("topic")
     view = st.query_params.get("view", "")
     query = st.query_params.get("q", "")
     nav(engine, view if view in ("map", "list", "stats") else "search", listed)
     if pid is not None:
-        paper_view(engine, pid, k, flt, listed)
+        paper_view(engine, pid, k, filters, listed)
     elif topic is not None:
-        topic_view(engine, topic, flt, listed)
+        topic_view(engine, topic, filters, listed)
     elif view == "map":
-        map_view(engine, query, k, mode, flt, listed)
+        map_view(engine, query, k, mode, filters, listed)
     elif view == "list":
-        list_view(engine, k, flt, listed)
+        list_view(engine, k, filters, listed)
     elif view == "stats":
         stats_view(engine)
     else:
-        search_view(engine, query, k, mode, flt, listed)
+        search_view(engine, query, k, mode, filters, listed)
 
 
 # Streamlit runs this file as __main__. A multiprocessing worker started later in the same process

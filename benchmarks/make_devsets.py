@@ -62,7 +62,8 @@ def write_names(out: Path, papers: list[dict], rng: random.Random, n: int, seed:
     named = [(m.group(1), p) for p in papers if (m := NAME.match(p["title"])) and sum(c.isupper() for c in m.group(1)) >= 2]
     texts = [p["title"] + " " + p["abstract"] for p in papers]
     unique = [(name, p) for name, p in named
-              if sum(1 for t in texts if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", t)) == 1]
+              # the substring test first: the regex over every text for every name took minutes
+              if sum(1 for t in texts if name in t and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", t)) == 1]
     half = [(name, p) for name, p in unique
             if int(hashlib.sha1(p["id"].encode()).hexdigest(), 16) % 2 == seed % 2]
     picked = rng.sample(half, min(n, len(half)))

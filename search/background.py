@@ -13,6 +13,7 @@ import fcntl
 import json
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from contextlib import contextmanager
@@ -129,26 +130,36 @@ def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: 
         cmd.append("--no-multilingual")
     if fetch:
         cmd += ["--fetch", fetch] + (["--api", api] if api else [])
-    with open(log_file(out), "a") as log:
-        # in the server's process group: Ctrl-C on `make app` stops the build too (the index it had
-        # published stays; the next start builds again, with the finished stages' vectors in the cache)
-        subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                         cwd=Path(__file__).resolve().parent.parent)
+    spawn(cmd, log_file(out))
     return True
+
+
+def spawn(cmd: list[str], log: Path) -> subprocess.Popen:
+    """Run cmd from the project's folder, its output appended to log, and reap it when it ends.
+
+    In the server's process group: Ctrl-C on `make app` stops the build too (the index it had published
+    stays; the next start builds again, with the finished stages' vectors in the cache)."""
+    with open(log, "a") as out:
+        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               cwd=Path(__file__).resolve().parent.parent)
+    # waited for when it ends, else it stays a <defunct> entry in the process table until the server stops
+    threading.Thread(target=job.wait, name="background-build-reaper", daemon=True).start()
+    return job
 
 
 def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "", api: Api | None = None) -> int:
     """The job: the download if asked, then each step's build in turn, its progress in the status file.
 
     0 when all is published; on failure the status file says why and the published index stays."""
-    from .build import build_index
+    from .build import BuildOptions, build_index, stage_costs
     from .embed import load_model
     from .fetch import fetch_venue
 
     with job_lock(out) as held:
         if not held:
             return 0  # another page's job got there first; it reports for both
-        log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True)
+        log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True,
+                          costs=stage_costs(BuildOptions(multilingual=multilingual)))
         log.update(state="running", step=1, steps=len(steps), message="",
                    target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
         try:
@@ -156,6 +167,7 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
                 # the accepted papers: the page searches them until it can filter by decision
                 fetch_venue(api, fetch, steps[-1][-1], accepted_only=True, progress=log,
                             say=lambda line: print(line, flush=True))
+            log("loading the model", 0, 1)  # ~20 s of imports on 2 cores: the page says what it waits for
             model = load_model()
             for n, inputs in enumerate(steps, 1):
                 log.update(step=n, inputs=[str(p) for p in inputs])

@@ -108,6 +108,23 @@ class Build:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t
 
 
+# Seconds each stage took for 4,315 papers on 2 cores (benchmarks/results/floor.md and first_run.md): only
+# their ratios matter, for the whole build's time left (progress.ProgressLog scales them by the pace of
+# the stage running).
+STAGE_COSTS = {"abstracts": 85.0, "sentences": 81.0, "multilingual abstracts": 30.0,
+               "multilingual sentences": 32.0, "multilingual titles": 7.0, "topics": 4.0, "map": 5.0,
+               "writing the index": 1.2}
+
+
+def stage_costs(options: BuildOptions | None = None) -> dict[str, float]:
+    """The stages a build with these options runs, in order, with their relative costs."""
+    o = options or BuildOptions()
+    skip = {"sentences": not o.sentences, "multilingual abstracts": not o.multilingual,
+            "multilingual sentences": not (o.multilingual and o.sentences), "multilingual titles": not o.multilingual,
+            "topics": not o.explore, "map": not o.explore}
+    return {stage: cost for stage, cost in STAGE_COSTS.items() if not skip.get(stage)}
+
+
 def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = None, *, model=None,
                 progress: Progress | None = None, **settings) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then.

@@ -7,9 +7,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from .corpus import Paper
+from .filters import NO_FILTERS, SORTS, Filters
 from .topics import Topic
-
-SORTS = ("relevance", "rating", "oral")  # relevance; mean review rating; orals first, then rating
 
 
 class UnknownPaper(LookupError):
@@ -109,26 +108,24 @@ class Catalog:
                 known.setdefault(paper.id)
         return list(known), unknown
 
-    def mask(self, areas: Iterable[str] = (), venues: Iterable[str] = (), authors: Iterable[str] = (),
-             min_rating: float | None = None) -> np.ndarray | None:
+    def mask(self, filters: Filters = NO_FILTERS) -> np.ndarray | None:
         """Rows allowed by the filters, or None when nothing is filtered.
 
         An author filter keeps papers with an author whose name contains any of the given names
         (case and accents ignored: "lecun" finds "Yann LeCun"); a minimum rating keeps reviewed
         papers whose mean rating is at least that."""
-        areas, venues = list(areas), list(venues)
-        names = [n for n in (fold(a) for a in authors) if n]
-        if not areas and not venues and not names and min_rating is None:
+        names = [n for n in (fold(a) for a in filters.authors) if n]
+        if not filters.narrows:
             return None
         m = np.ones(len(self.papers), dtype=bool)
-        if areas:
-            m &= np.isin(self._area, areas)
-        if venues:
-            m &= np.isin(self._venue, venues)
+        if filters.areas:
+            m &= np.isin(self._area, list(filters.areas))
+        if filters.venues:
+            m &= np.isin(self._venue, list(filters.venues))
         if names:
             m &= np.fromiter((any(n in a for n in names) for a in self._authors), bool, len(self.papers))
-        if min_rating is not None:
-            m &= self._rating >= float(min_rating)  # NaN (no reviews) compares False
+        if filters.min_rating is not None:
+            m &= self._rating >= float(filters.min_rating)  # NaN (no reviews) compares False
         return m
 
     def topic_label(self, paper: Paper) -> str:
@@ -139,10 +136,9 @@ class Catalog:
         """Paper id -> its topic's label (for exports)."""
         return {p.id: self.topic_label(p) for p in papers}
 
-    def topic_papers(self, tid: int, areas: Iterable[str] = (), venues: Iterable[str] = (),
-                     authors: Iterable[str] = (), min_rating: float | None = None,
-                     sort: str = "relevance") -> list[Paper]:
-        """A topic's papers under the filters, closest to its centre first (or by `sort`)."""
-        mask = self.mask(areas, venues, authors, min_rating)
+    def topic_papers(self, tid: int, filters: Filters = NO_FILTERS) -> list[Paper]:
+        """A topic's papers under the filters, closest to its centre first (or by the filters' sort)."""
+        mask = self.mask(filters)
         rows = [self._row[pid] for pid in self.topics[tid].papers]
-        return [self.papers[r] for r in ordered((r for r in rows if mask is None or mask[r]), self.papers, sort)]
+        return [self.papers[r] for r in ordered((r for r in rows if mask is None or mask[r]), self.papers,
+                                                filters.sort)]

@@ -16,6 +16,7 @@ from .guard import UsageError
 from .fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
 from .openreview_api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .export import FORMATS, export
+from .filters import FilterError, Filters
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
 from .ranking import DEFAULT_WEIGHTS, KINDS, Weights
 
@@ -53,7 +54,8 @@ SCORE_NAMES = {"match": "match score (meaning and words blended, 0 to 1)", "cosi
 
 def _table(header: str, result: Result) -> str:
     width = shutil.get_terminal_size((100, 20)).columns
-    out = [header + ("  [searched across languages]" if result.space == "multilingual" else "")]
+    out = [header + ("  [searched across languages]" if result.space == "multilingual" else "")
+           + (f"  [{result.order}]" if result.order else "")]
     if result.message:
         out.append(f"  ({result.message})")
     for h in result.hits:
@@ -77,6 +79,8 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
                 obj["language"], obj["space"] = result.language, result.space
             if result.message:
                 obj["message"] = result.message
+            if result.order:
+                obj["sort"], obj["matched"] = result.sort, result.matched
             print(json.dumps(obj, ensure_ascii=False), flush=True)
         else:
             print(_table(f"{key}: {value}", result) + "\n", flush=True)
@@ -89,20 +93,24 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
         queries = [" ".join(args.text)]
     if not any(q.strip() for q in queries):
         raise UsageError("empty query: give TEXT or --file FILE")
-    _check_filters(engine, args)
-    _emit((("query", q, engine.search(q, args.k, args.mode, args.area, args.venue, authors=args.author,
-                                                      min_rating=args.min_rating, sort=args.sort))
-           for q in queries), args.json)
+    filters = _filters(engine, args)
+    _emit((("query", q, engine.search(q, args.k, args.mode, filters)) for q in queries), args.json)
     return 0
 
 
-def _check_filters(engine: Engine, args: argparse.Namespace) -> None:
+def _filters(engine: Engine, args: argparse.Namespace) -> Filters:
+    """The flags as Filters; an area or venue the index lacks is refused with what it has."""
+    try:
+        filters = Filters(tuple(args.area), tuple(args.venue), tuple(args.author), args.min_rating, args.sort)
+    except FilterError as e:
+        raise UsageError(f"--{e.field.replace('_', '-')}: {e}") from None
     catalog = engine.catalog
-    for name, given, known in (("area", args.area, catalog.areas), ("venue", args.venue, catalog.venues)):
+    for name, given, known in (("area", filters.areas, catalog.areas), ("venue", filters.venues, catalog.venues)):
         bad = [g for g in given if g not in known]
         if bad:
             raise UsageError(f"unknown --{name} {', '.join(repr(b) for b in bad)}; this index has: "
                              f"{'; '.join(known) or 'none'}")
+    return filters
 
 
 def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
@@ -110,11 +118,10 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
     if not any(requests):
         raise UsageError("give one or more paper ids, or --file FILE")
     bad = 0
+    filters = _filters(engine, args)
     for ids in requests:
         try:
-            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, args.area, args.venue,
-                                                           authors=args.author, min_rating=args.min_rating,
-                                                           sort=args.sort))], args.json)
+            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, filters))], args.json)
         except UnknownPaper as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
@@ -183,7 +190,8 @@ def parser() -> argparse.ArgumentParser:
                        help="only this venue, e.g. 'ICLR 2026 Oral' (repeatable)")
         p.add_argument("--sort", choices=SORTS, default="relevance",
                        help="relevance (default); rating (mean review rating, best first) or oral (orals "
-                            "first, then rating): either re-orders the 30 most relevant papers")
+                            "first, then rating): either keeps, of the 30 most relevant papers, those close "
+                            "to the best match, and re-orders them")
         p.add_argument("--min-rating", type=float, default=None, metavar="X",
                        help="only papers whose reviews' mean rating is at least X")
         p.add_argument("--author", action="append", default=[],
@@ -316,8 +324,6 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_fetch(args)
     if getattr(args, "k", 1) < 1:
         raise UsageError("-k must be at least 1")
-    if getattr(args, "min_rating", None) is not None and not 0 <= args.min_rating <= 10:
-        raise UsageError("--min-rating must be a rating from 0 to 10")
     engine = open_engine(args.index or default_index())
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
                 "map": cmd_map, "stats": cmd_stats}

@@ -189,7 +189,7 @@ def read_text_list(path: Path, text: str, skip_bad: bool, skipped: list[str]) ->
     """A seed list: one header line naming the list, then one abstract per non-empty line."""
     lines = _lines(text)
     header = strip_control(lines[0]).strip()
-    source = f"{header} ({path.name})" if header else path.name
+    source = header or path.name  # the list's own name is what a reader knows it by; `where` keeps the file
     records = []
     for n, line in enumerate(lines[1:], start=2):
         if line.strip():

@@ -99,3 +99,9 @@ def plain_markdown(text: str) -> str:
     """Escape text so Markdown shows it verbatim (queries, titles, labels)."""
     text = strip_control(text)
     return re.sub(r"([\\`*_\[\]()<>!&#|{}$~+\-=.])", r"\\\1", text)
+
+
+def inline_markdown(text: str) -> str:
+    """Escape text for a line of a Markdown file (the reading list's export), keeping it readable there:
+    only what inline Markdown (and GitHub's math and strike-through) acts on, so "6.50" stays "6.50"."""
+    return re.sub(r"([\\`*_\[\]<>|$~])", r"\\\1", strip_control(text))

@@ -9,7 +9,8 @@ import bibtexparser
 from bibtexparser import model as bib
 
 from .corpus import Paper
-from .display import plain_markdown
+from .display import inline_markdown
+from .latex import to_unicode
 from .text import clean_for_model
 
 FORMATS = ("bibtex", "csv", "md")
@@ -78,13 +79,13 @@ def to_csv(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
 def to_md(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
     lines = ["# Reading list", ""]
     for p in papers:
-        title = plain_markdown(p.title) + (" *(title derived from the abstract)*" if p.title_derived else "")
+        title = inline_markdown(to_unicode(p.title)) + (" *(title derived from the abstract)*" if p.title_derived else "")
         link = f"[{title}](<{p.url}>)" if p.url.startswith(("https://", "http://")) else title
         meta = [m for m in ((topics or {}).get(p.id, ""), p.primary_area, p.venue, review_line(p)) if m]
-        lines.append(f"- {link}" + (f" — {plain_markdown(' · '.join(meta))}" if meta else "")
+        lines.append(f"- {link}" + (f" — {inline_markdown(' · '.join(meta))}" if meta else "")
                      + f" (`{p.id}`)")
         if p.authors:
-            lines.append(f"  {plain_markdown(author_line(p.authors, 50))}")
+            lines.append(f"  {inline_markdown(author_line(p.authors, 50))}")
     return "\n".join(lines) + "\n"
 
 

@@ -97,3 +97,33 @@ def to_markdown(text: str) -> str:
     text = re.sub(r"\\href\{[^{}]*\}", "", text)  # the target; the link text that follows stays
     text = re.sub(r"\\([%&_#$])", r"\1", text)
     return _PLAIN.sub(r"\1", text)
+
+
+_SUPER = str.maketrans("0123456789+-=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵀ")
+_SUB = str.maketrans("0123456789+-=()aeioxnmtk", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒₓₙₘₜₖ")
+_SCRIPT = re.compile(r"([\^_])(\{([^{}]*)\}|([0-9A-Za-z+\-]))")
+
+
+def _script(m: re.Match) -> str:
+    body = m.group(3) if m.group(3) is not None else m.group(4)
+    table = _SUPER if m.group(1) == "^" else _SUB
+    mapped = body.translate(table)
+    # only when every character has a raised (or lowered) form; x^{ab} stays x^ab rather than half-raised
+    return mapped if all(c != o or not c.strip() for c, o in zip(mapped, body)) and body.strip() else m.group(0)
+
+
+def to_unicode(text: str) -> str:
+    """A title's LaTeX as plain Unicode for places that show no math (tables, hover text, exports):
+    $\\pi^3$ -> π³, Sch\\"{o}lkopf -> Schölkopf, $\\mathcal{O}(n^{2})$ -> 𝒪(n²); a title without a
+    backslash or dollar is returned as it is."""
+    if "\\" not in text and "$" not in text:
+        return text
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    # scripts first, while their braces still mark what is raised
+    inner = MATH.sub(lambda m: _SCRIPT.sub(_script, m.group(0)), text)
+    try:
+        plain = LatexNodes2Text(math_mode="text", strict_latex_spaces=True).latex_to_text(inner)
+    except Exception:  # pylatexenc raises several kinds on malformed input; the cleaned text still reads
+        plain = to_plain(inner.replace("$", ""))
+    return " ".join(plain.split())

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .latex import to_unicode
+
 MAP = "map.jsonl"
 METHOD = ("scikit-learn t-SNE, cosine metric, PCA init, perplexity min(30, (n-1)/3), 350 iterations, "
           "Barnes-Hut angle 0.8, random_state 0")
@@ -80,7 +82,7 @@ def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (),
         fig.add_trace(go.Scattergl(
             x=xy[rows, 0], y=xy[rows, 1], mode="markers", name=f"{name} ({len(rows)})",
             marker={"size": 5, "color": colour_of, "opacity": 0.3 if fade else 0.75},
-            customdata=[papers[r].id for r in rows], hovertext=[papers[r].title for r in rows],
+            customdata=[papers[r].id for r in rows], hovertext=[to_unicode(papers[r].title) for r in rows],
             hovertemplate="%{hovertext}<extra>" + name.replace("<", "") + "</extra>"))
     rows_of = {p.id: r for r, p in enumerate(papers)}
     for ids, name, marker, numbered in (
@@ -96,7 +98,7 @@ def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (),
                 x=xy[rows, 0], y=xy[rows, 1], mode="markers+text" if numbered else "markers", name=name,
                 marker=marker, text=[str(n) for n in range(1, len(rows) + 1)] if numbered else None,
                 textfont={"size": 9, "color": "white"}, textposition="middle center",
-                customdata=[papers[r].id for r in rows], hovertext=[papers[r].title for r in rows],
+                customdata=[papers[r].id for r in rows], hovertext=[to_unicode(papers[r].title) for r in rows],
                 hovertemplate="%{hovertext}<extra>" + name + "</extra>", showlegend=False))
     by_topic: dict = {}
     for row, p in enumerate(papers):

@@ -1,16 +1,6 @@
 """What is in an index folder: the manifest, typed. Each part of the folder has an entry here, written by the
-one module that writes and loads that part:
-
-| entry          | files                                              | owner                              |
-|----------------|----------------------------------------------------|------------------------------------|
-| count, model   | papers.jsonl, vectors.faiss                        | index.py (write_papers, write_vectors) |
-| index          | (how vectors.faiss searches)                       | index.py (write_vectors)           |
-| lexical        | bm25/                                              | lexical.py (build)                 |
-| sentences      | sentences.jsonl, sentences.npy, sentence_offsets.npy | evidence.py (write, Evidence.load) |
-| explore        | topics.json, map.jsonl                             | explore.py (write, load)           |
-| query_encoder  | query_encoder.onnx, tokenizer.json                 | query_encoder.py (write_encoder, load_encoder) |
-| multilingual   | multilingual.faiss, multilingual_*.npy             | multilingual.py (write_space, load_space) |
-| files          | every file's size and sha256                       | index.py (write_manifest, verify_files) |
+one module that writes and loads that part; docs/architecture.md ("The index folder") names every entry,
+its files and its owner.
 
 The JSON keeps these names; reading it checks each entry's type, so a damaged manifest is refused with
 the name of what is wrong instead of failing deep inside the engine.

@@ -49,7 +49,9 @@ def status_text(status: dict) -> tuple[float, str]:
     words = f"{stage}: {done:,} of {total:,}" if total > 1 else f"{stage}…"
     if status.get("rate"):
         words += f" · {status['rate']:.0f}/s"
-    if status.get("eta") is not None:
+    if status.get("eta_all") is not None:  # what a user waits for: the whole build, not this stage
+        words += f" · about {duration(status['eta_all'])} left"
+    elif status.get("eta") is not None:
         words += f" · about {duration(status['eta'])} left in this stage"
     if (status.get("steps") or 1) > 1:
         words += f" · build {status.get('step', 1)} of {status['steps']}"
@@ -60,12 +62,25 @@ class ProgressLog:
     """Callable as a `Progress`: lines to a non-terminal stream, and an optional status file."""
 
     def __init__(self, stream: TextIO | None = None, interval: float = 10.0, status_file: Path | None = None,
-                 job: str = "", lines: bool | None = None, clock: Callable[[], float] = time.monotonic):
+                 job: str = "", lines: bool | None = None, clock: Callable[[], float] = time.monotonic,
+                 costs: dict[str, float] | None = None):
+        """costs: the job's stages in order with their relative cost (build.stage_costs): with them the
+        status also holds the whole job's time left, `eta_all`."""
         self.stream = stream if stream is not None else sys.stderr
         self.lines = not self.stream.isatty() if lines is None else lines
         self.interval, self.status_file, self.job, self.clock = interval, status_file, job, clock
+        self.costs = costs or {}
         self.stage, self.started, self.last_line, self.last_status = "", 0.0, 0.0, 0.0
         self.extra: dict = {}
+
+    def eta_all(self, stage: str, done: int, total: int, elapsed: float, eta: float | None) -> float | None:
+        """The whole job's time left: this stage's, plus the stages after it at the pace this one shows
+        (seconds per unit of cost), so a slower machine scales every stage alike."""
+        if stage not in self.costs or eta is None or not done or total <= 1:
+            return None
+        pace = elapsed / (self.costs[stage] * done / total)
+        later = list(self.costs)[list(self.costs).index(stage) + 1:]
+        return eta + pace * sum(self.costs[s] for s in later)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self.clock()
@@ -74,6 +89,7 @@ class ProgressLog:
             self.stage, self.started, self.last_line = stage, now, now
         rate = done / (now - self.started) if done and now > self.started else 0.0
         eta = (total - done) / rate if rate and total > done else None
+        eta_all = self.eta_all(stage, done, total, now - self.started, eta)
         finished = total > 0 and done >= total
         if self.lines and (new or finished or now - self.last_line >= self.interval):
             self.last_line = now
@@ -85,7 +101,8 @@ class ProgressLog:
         if self.status_file is not None and (new or finished or now - self.last_status >= 0.5):
             self.last_status = now
             self.update(state="running", stage=stage, done=done, total=total, rate=round(rate, 2),
-                        eta=None if eta is None else round(eta, 1))
+                        eta=None if eta is None else round(eta, 1),
+                        eta_all=None if eta_all is None else round(eta_all, 1))
 
     def line(self, stage: str, done: int, total: int, rate: float, eta: float | None) -> str:
         head = f"[{self.job}] " if self.job else ""

@@ -61,6 +61,20 @@ def query_kind(query: str) -> str:
     return "topic"
 
 
+# A question that asks to make something cheaper, faster or smaller asks for efficiency: "how can I make
+# LLM inference cheaper?". As words, "cheaper" is rare enough to drive BM25 to any paper that says it
+# (a view-synthesis model "faster, cheaper and better"), and MiniLM barely weighs it. Read as "more
+# efficient" (whose words BM25 leaves to the dense side, being common), the development questions of
+# this shape went from P@10 0.16 to 0.24 in hybrid mode, the other questions 0.260 to 0.265
+# (benchmarks/results/sorted.md has both splits).
+_CHEAPER = re.compile(r"\b(?:cheaper|faster|quicker|smaller|lighter|leaner|fewer|less)\b", re.IGNORECASE)
+
+
+def as_asked(query: str, kind: str) -> str:
+    """The query as the rankers should read it: a question's "cheaper / faster / smaller" as efficiency."""
+    return _CHEAPER.sub("more efficient", query) if kind == "question" else query
+
+
 KINDS = ("name", "topic", "title", "question", "description")
 LONG_WORDS = 8  # content words from which a query reads as a description, not a topic
 

@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from cards_page import buttons, cards, click, component
 from conftest import ROOT, cache_copy
+from search.filters import Filters
 
 APP = str(ROOT / "streamlit_app.py")
 
@@ -404,3 +405,48 @@ def test_a_paste_longer_than_the_limit_is_cut_and_said_so(app):
     assert not app.exception
     assert any("first 20,000" in w.value for w in app.warning)
     assert len(app.query_params["q"][0] if isinstance(app.query_params["q"], list) else app.query_params["q"]) == 20_000
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"q": "equivariant networks"}, {"q": "equivariant networks", "sort": "rating"},
+    {"q": "equivariant networks", "sort": "oral", "min_rating": "6"}, {"view": "map"}, {"view": "map", "q": "graphs"},
+    {"view": "list"}, {"view": "stats"}, {"topic": "0"}, {"view": "list", "list": "PAPER"}, {"paper": "PAPER"},
+], ids=lambda p: "&".join(f"{k}={v}" for k, v in p.items()) or "home")
+def test_every_view_opens_on_an_index_without_ratings_venues_or_decisions(app, engine, params):
+    assert not engine.catalog.has_ratings and not engine.catalog.venues  # the seeds: what a fresh clone serves
+    for key, value in params.items():
+        app.query_params[key] = value.replace("PAPER", engine.papers[0].id)
+    app.run()
+    assert not app.exception and not app.error
+    if params.get("view") == "stats":
+        table = next(m.value for m in app.markdown if m.value.startswith("| | papers"))
+        assert table.count("(?topic=") == len(engine.catalog.topics)  # counts by topic, no rating columns
+        assert "mean rating" not in table and any("no review ratings" in c.value for c in app.caption)
+    if params.get("sort"):  # a sort the index cannot honour says so, and the list is by relevance
+        assert any("no review ratings" in i.value for i in app.info) and len(cards(app, "q")) == 10
+
+
+def test_a_sorted_list_keeps_what_matches_and_says_so(conference_app, iclr_engine):
+    at = conference_app
+    at.query_params["q"] = "graph neural networks"
+    at.query_params["sort"] = "rating"
+    at.run()
+    result = iclr_engine.search("graph neural networks", 10, filters=Filters(sort="rating"))
+    note = next(c.value for c in at.caption if "papers that match, best rated first" in c.value)
+    assert f"{result.matched} papers that match" in note and "hybrid ranking" in note
+    assert [c["pid"] for c in cards(at, "q")] == [h.paper.id for h in result.hits]
+
+
+def test_seed_cards_name_the_list_not_its_file(app):
+    app.query_params["q"] = "equivariant networks"
+    app.run()
+    smalls = " ".join(c["small"] for c in cards(app, "q"))
+    assert "from ICLR 2026 Papers" in smalls and ".txt" not in smalls
+
+
+def test_a_list_with_empty_and_control_ids_names_only_the_bad_id(app):
+    app.query_params["view"] = "list"
+    app.query_params["list"] = "nope,,\x00"
+    app.run()
+    assert not app.exception
+    assert [w.value for w in app.warning] == ["Not in this index, left out of the reading list: nope"]

@@ -3,6 +3,7 @@ import pytest
 
 from search.engine import EXAMPLE_QUERIES, UnknownPaper, score_text
 from search.lexical import stem_of
+from search.filters import Filters
 
 # (query in our own words, words that must be in the abstract of the paper expected at rank 1)
 TOPIC_QUERIES = [
@@ -112,34 +113,39 @@ def test_sort_by_rating_reorders_the_relevant_candidates_only(iclr_engine):
     from search.engine import SORT_POOL
 
     relevant = [h.paper.id for h in iclr_engine.search(QUESTION, SORT_POOL).hits]
-    by_rating = iclr_engine.search(QUESTION, 10, sort="rating").hits
+    result = iclr_engine.search(QUESTION, 10, filters=Filters(sort="rating"))
+    by_rating = result.hits
     ratings = [h.paper.avg_rating if h.paper.avg_rating is not None else -1 for h in by_rating]
-    assert ratings == sorted(ratings, reverse=True) and len(by_rating) == 10
+    assert ratings == sorted(ratings, reverse=True) and len(by_rating) == min(10, result.matched) > 3
     assert all(h.paper.id in relevant for h in by_rating)  # not the best-rated papers of the conference
     best_anywhere = max(p.avg_rating for p in iclr_engine.papers if p.avg_rating is not None)
-    assert [h.rank for h in by_rating] == list(range(1, 11))
+    assert [h.rank for h in by_rating] == list(range(1, len(by_rating) + 1))
     assert by_rating[0].paper.avg_rating <= best_anywhere
 
 
 def test_oral_first_then_rating(iclr_engine):
-    hits = iclr_engine.search("neural networks", 30, sort="oral").hits
-    orals = ["Oral" in h.paper.venue for h in hits]
-    assert orals == sorted(orals, reverse=True) and any(orals) and not all(orals)
-    ratings = [h.paper.avg_rating for h in hits if "Oral" in h.paper.venue]
-    assert ratings == sorted(ratings, reverse=True)
+    from search.catalog import ordered
+
+    for papers in ([h.paper for h in iclr_engine.search("neural networks", 30, filters=Filters(sort="oral")).hits],
+                   [iclr_engine.papers[r] for r in ordered(range(len(iclr_engine.papers)), iclr_engine.papers, "oral")]):
+        orals = ["Oral" in p.venue for p in papers]
+        assert papers and orals == sorted(orals, reverse=True)
+        ratings = [p.avg_rating for p in papers if "Oral" in p.venue]
+        assert ratings == sorted(ratings, reverse=True)
+    assert any(orals) and not all(orals)  # the whole catalogue has both
 
 
 def test_min_rating_filters_every_list(iclr_engine):
-    for hits in (iclr_engine.search(QUESTION, 10, min_rating=6).hits,
-                 iclr_engine.similar([iclr_engine.papers[0].id], 10, min_rating=6).hits):
+    for hits in (iclr_engine.search(QUESTION, 10, filters=Filters(min_rating=6)).hits,
+                 iclr_engine.similar([iclr_engine.papers[0].id], 10, Filters(min_rating=6)).hits):
         assert hits and all(h.paper.avg_rating is not None and h.paper.avg_rating >= 6 for h in hits)
     topic = next(iter(iclr_engine.catalog.topics))
-    papers = iclr_engine.catalog.topic_papers(topic, min_rating=6, sort="rating")
+    papers = iclr_engine.catalog.topic_papers(topic, Filters(min_rating=6, sort="rating"))
     assert all(p.avg_rating >= 6 for p in papers)
     assert [p.avg_rating for p in papers] == sorted((p.avg_rating for p in papers), reverse=True)
-    assert iclr_engine.search(QUESTION, 10, min_rating=10.5).message == "No paper matches these filters."
+    assert iclr_engine.search(QUESTION, 10, filters=Filters(min_rating=10)).message == "No paper matches these filters."
     with pytest.raises(ValueError):
-        iclr_engine.search(QUESTION, 10, sort="citations")
+        iclr_engine.search(QUESTION, 10, filters=Filters(sort="citations"))
 
 
 def test_stats_per_area_and_topic(iclr_engine):
@@ -157,3 +163,29 @@ def test_stats_per_area_and_topic(iclr_engine):
             top = iclr_engine.catalog.paper(g.best[0])
             assert top.avg_rating == max(g.ratings)
     assert {g.id for g in groups["topic"]} == set(iclr_engine.catalog.topics)
+
+
+def test_a_sorted_list_keeps_only_papers_above_the_relevance_floor(iclr_engine):
+    from search.engine import COSINE_FLOOR, MATCH_FLOOR, SORT_POOL
+
+    pool = iclr_engine.search(QUESTION, SORT_POOL).hits  # hybrid: the floor is on the match score
+    best = max(h.score for h in pool)
+    above = {h.paper.id for h in pool if h.score >= MATCH_FLOOR * best}
+    result = iclr_engine.search(QUESTION, 50, filters=Filters(sort="rating"))
+    assert {h.paper.id for h in result.hits} == above and result.matched == len(above) < SORT_POOL
+    assert result.order == f"{len(above)} papers that match, best rated first"
+    short = iclr_engine.search(QUESTION, 3, filters=Filters(sort="rating"))
+    assert short.order == f"the first 3 of {len(above)} papers that match, best rated first"
+    assert iclr_engine.search(QUESTION, 10).order == ""  # by relevance nothing is cut or said
+    semantic = iclr_engine.search(QUESTION, SORT_POOL, "semantic").hits  # ranked by cosine: the cosine floor
+    near = {h.paper.id for h in semantic if h.cosine >= COSINE_FLOOR * semantic[0].cosine}
+    assert {h.paper.id for h in iclr_engine.search(QUESTION, 50, "semantic", Filters(sort="rating")).hits} == near
+
+
+def test_a_sort_on_an_index_without_ratings_says_so_and_ranks_by_relevance(engine):
+    by_relevance = [h.paper.id for h in engine.search("equivariant networks", 10).hits]
+    for result in (engine.search("equivariant networks", 10, filters=Filters(sort="rating")),
+                   engine.similar([engine.papers[0].id], 10, filters=Filters(sort="oral")),
+                   engine.like_texts([engine.papers[1].abstract], 10, filters=Filters(sort="rating"))):
+        assert "no review ratings" in result.message and result.sort == "relevance" and result.order == ""
+    assert [h.paper.id for h in engine.search("equivariant networks", 10, filters=Filters(sort="rating")).hits] == by_relevance

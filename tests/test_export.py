@@ -66,7 +66,7 @@ def test_markdown_links_and_marks_derived_titles():
     md = export([HOSTILE, PLAIN], "md")
     assert "(<https://openreview.net/forum?id=abc123>)" in md and "derived" in md and "`xyz789`" in md
     assert "\n  Ada Lovelace and Alan Turing\n" in md
-    assert "rating 6\\.50 · confidence 3\\.25 · 4 reviews" in md and "no reviews" in md.split("\n")[2]
+    assert "rating 6.50 · confidence 3.25 · 4 reviews" in md and "no reviews" in md.split("\n")[2]
     with pytest.raises(ValueError):
         export([PLAIN], "docx")
 
@@ -132,3 +132,10 @@ def test_like_a_list_finds_its_area(iclr_engine):
         bases.append(len(members) / len(iclr_engine.papers))
     assert len(shares) >= 4
     assert sum(shares) / len(shares) >= 2.5 * sum(bases) / len(bases), (shares, bases)
+
+
+def test_markdown_shows_titles_latex_as_plain_unicode_and_escapes_only_markdown():
+    paper = Paper(id="t1", abstract="A.", text="A.", title=r"$\pi^3$: Sch\"{o}lkopf's $\mathcal{O}(n^{2})$ *scaling* [v2]",
+                  title_derived=False, sources=["x.jsonl"], url="https://openreview.net/forum?id=t1")
+    line = export([paper], "md").splitlines()[2]
+    assert line.startswith("- [π³: Schölkopf's 𝒪(n²) \\*scaling\\* \\[v2\\]](<https://")

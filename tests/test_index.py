@@ -8,6 +8,7 @@ from conftest import SEEDS, FakeModel, cache_copy
 from search.build import build_index
 from search.engine import Engine
 from search.index import IndexLoadError, load_index, versions_dir
+from search.filters import Filters
 
 
 def test_layout_is_inspectable_and_manifest_complete(seed_index):
@@ -147,7 +148,7 @@ def test_approximate_index_filters_exactly(tmp_path, model, fingerprint, iclr_su
     engine = Engine(load_index(out), model, fingerprint)
     area = engine.catalog.areas[0]
     allowed = [p.id for p in engine.papers if p.primary_area == area]
-    hits = engine.search("learning", 50, "semantic", areas=[area]).hits
+    hits = engine.search("learning", 50, "semantic", Filters(areas=(area,))).hits
     assert len(hits) == min(50, len(allowed)) and all(h.paper.primary_area == area for h in hits)
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)

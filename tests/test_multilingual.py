@@ -109,3 +109,13 @@ def test_an_english_only_index_says_so_instead_of_ranking_noise(engine):
     french = engine.search("détecter quand un grand modèle de langage se dégrade", 10)
     assert len(french.hits) == 10 and "french" in french.message and "searched as English" in french.message
     assert engine.search("how can a language model read longer documents?", 10).message == ""
+
+
+def test_a_short_query_in_another_language_gets_a_tip_a_sentence_does_not(ml_engine):
+    from search.engine import ACROSS_TIP
+
+    short = ml_engine.search("多目标偏好对齐", 5)
+    assert short.space == "multilingual" and ACROSS_TIP in short.message
+    sentence = ml_engine.search("让大模型同时满足多个人类偏好而互不干扰，把参数更新分解到正交子空间", 5)
+    assert sentence.space == "multilingual" and ACROSS_TIP not in sentence.message
+    assert ACROSS_TIP not in ml_engine.search("GRPO", 5).message  # English, however short

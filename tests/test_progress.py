@@ -77,3 +77,38 @@ def test_status_text_for_the_page_bar():
     assert words == "sentences: 8,590 of 34,359 · 70/s · about 6m06s left in this stage · build 2 of 2"
     assert status_text({"stage": "topics", "done": 0, "total": 1}) == (0.0, "topics…")
     assert status_text({}) == (0.0, "starting…")
+
+
+def test_the_page_gets_the_whole_jobs_time_left_at_the_pace_of_the_running_stage(tmp_path):
+    clock, status = Clock(), tmp_path / "status.json"
+    costs = {"abstracts": 85.0, "sentences": 81.0, "map": 5.0}  # measured seconds on some machine
+    log = ProgressLog(stream=io.StringIO(), clock=clock, status_file=status, costs=costs)
+    log("loading the model", 0, 1)
+    clock.now = 20  # not a costed stage: its own wait says nothing of the whole
+    log("abstracts", 0, 1000)
+    clock.now = 62.5
+    log("abstracts", 250, 1000)  # twice as slow as measured: 42.5 s for a quarter of 85
+    state = read_status(status)
+    assert state["eta"] == 127.5
+    assert state["eta_all"] == 127.5 + 2 * (81 + 5)  # the later stages scaled by the same pace
+    assert status_text(state)[1].endswith("about 5m00s left")
+    log("map", 0, 1)  # a stage without a count: no whole estimate rather than a wrong one
+    assert read_status(status)["eta_all"] is None
+
+
+def test_a_finished_background_job_is_reaped_not_left_defunct(tmp_path):
+    import os
+    import sys
+    import time
+
+    import pytest
+
+    from search.background import spawn
+
+    job = spawn([sys.executable, "-c", "print('built')"], tmp_path / "job.log")
+    deadline = time.monotonic() + 30
+    while job.returncode is None and time.monotonic() < deadline:  # set by the reaper's wait()
+        time.sleep(0.05)
+    assert job.returncode == 0 and (tmp_path / "job.log").read_text() == "built\n"
+    with pytest.raises(ChildProcessError):  # nothing left in the process table to wait for
+        os.waitpid(job.pid, os.WNOHANG)

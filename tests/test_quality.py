@@ -7,6 +7,7 @@ from conftest import run_cli
 from search.engine import MODES
 from search.evaluate import metrics
 from search.lexical import tokenize
+from search.filters import Filters
 
 
 def test_seeds_merge_with_their_full_records(iclr_engine, engine):
@@ -17,17 +18,17 @@ def test_seeds_merge_with_their_full_records(iclr_engine, engine):
     assert merged.title == "Ensemble Prediction of Task Affinity for Efficient Multi-Task Learning"
     assert merged.keywords and merged.primary_area and merged.venue.startswith("ICLR 2026")
     assert merged.url.startswith("https://openreview.net/")
-    assert any("000_" in s for s in merged.sources) and any("iclr_subset.jsonl" in s for s in merged.sources)
+    assert "ICLR 2026 Papers" in merged.sources and any("iclr_subset.jsonl" in s for s in merged.sources)
 
 
 def test_filters_combine_with_the_query(iclr_engine):
     area = "reinforcement learning"
-    hits = iclr_engine.search("language model reasoning", 10, areas=[area]).hits
+    hits = iclr_engine.search("language model reasoning", 10, filters=Filters(areas=(area,))).hits
     assert hits and all(h.paper.primary_area == area for h in hits)
     for mode in MODES:
-        orals = iclr_engine.search("learning", 5, mode=mode, venues=["ICLR 2026 Oral"]).hits
+        orals = iclr_engine.search("learning", 5, mode=mode, filters=Filters(venues=("ICLR 2026 Oral",))).hits
         assert all(h.paper.venue == "ICLR 2026 Oral" for h in orals)
-    none = iclr_engine.search("x", 5, areas=["no such area"])
+    none = iclr_engine.search("x", 5, filters=Filters(areas=("no such area",)))
     assert not none.hits and "filters" in none.message
 
 

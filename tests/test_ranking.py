@@ -77,3 +77,14 @@ def test_an_upload_is_judged_by_its_texts_long_enough_to_be_an_abstract_or_a_tit
     title = "Sparse autoencoders find interpretable features in language models"
     assert nothing_close_upload([title, "port = 8501"], np.array([0.62, 0.14])) == ""
     assert "Nothing in this index is close" in nothing_close_upload([title], np.array([0.15]))
+
+
+def test_a_question_for_cheaper_faster_smaller_is_read_as_efficiency():
+    from search.ranking import as_asked
+
+    assert as_asked("how can I make LLM inference cheaper?", "question") == \
+        "how can I make LLM inference more efficient?"
+    assert as_asked("How do I make diffusion sampling Faster and use less memory?", "question") == \
+        "How do I make diffusion sampling more efficient and use more efficient memory?"
+    assert as_asked("faster R-CNN", "name") == "faster R-CNN"  # a name or a topic keeps its words
+    assert as_asked("lightweight models for fewshot tasks?", "question") == "lightweight models for fewshot tasks?"

@@ -92,3 +92,14 @@ def test_derived_titles_end_on_a_whole_phrase():
            "what each one knows about its own task."
     title = derive_title(long)
     assert title.endswith(" …") and title.split()[-2] not in {"while", "a", "the", "of", "with"}
+
+
+def test_titles_latex_becomes_plain_unicode_for_places_without_math():
+    from search.latex import to_unicode
+
+    assert to_unicode(r"$\pi^3$: Scaling") == "π³: Scaling"
+    assert to_unicode(r"$\alpha$-RL with $x_i$ and $O(n^{2})$") == "α-RL with xᵢ and O(n²)"
+    assert to_unicode(r"$x^{ab}$") == "x^ab"  # no raised b: left readable rather than half raised
+    assert to_unicode(r"Sch\"{o}lkopf \textbf{Bold} 50\%") == "Schölkopf Bold 50%"
+    assert to_unicode("A plain title: 6.50") == "A plain title: 6.50"
+    assert to_unicode(r"unbalanced $x^{2") and "\\" not in to_unicode(r"\unknowncommand{word} text")
