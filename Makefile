@@ -32,15 +32,16 @@ INSTALLED_DEV = $(VENV)/.installed-dev
 install: $(INSTALLED)
 install-dev: $(INSTALLED_DEV)
 
-$(INSTALLED): requirements.txt | $(PYTHON)
+# `-e .`: the library itself (pyproject.toml), so every script imports `search` without path edits
+$(INSTALLED): requirements.txt pyproject.toml | $(PYTHON)
 	$(TORCH)
-	$(UV) -r requirements.txt
+	$(UV) -r requirements.txt -e .
 	touch $@
 
 # requirements-dev.txt includes requirements.txt: one resolution instead of two
-$(INSTALLED_DEV): requirements.txt requirements-dev.txt | $(PYTHON)
+$(INSTALLED_DEV): requirements.txt requirements-dev.txt pyproject.toml | $(PYTHON)
 	$(TORCH)
-	$(UV) -r requirements-dev.txt
+	$(UV) -r requirements-dev.txt -e .
 	touch $@ $(INSTALLED)
 
 # Debian's Chromium for the end-to-end tests (Playwright drives /usr/bin/chromium; no download),

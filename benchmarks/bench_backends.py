@@ -18,10 +18,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from report import machine, pct, write_report  # noqa: E402
+from report import machine, pct, write_report
 
 
 def dev_queries(devsets: Path) -> list[str]:

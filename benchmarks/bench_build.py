@@ -29,10 +29,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from report import SHARED, machine, write_report  # noqa: E402
+from report import SHARED, machine, write_report
 
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES, BATCHES = 384, 1536, (16, 32, 64)
 

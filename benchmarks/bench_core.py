@@ -19,12 +19,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 
-from report import SHARED, machine, pct, write_report  # noqa: E402
+from report import SHARED, machine, pct, write_report
 
 
 def load_queries(n: int) -> list[str]:

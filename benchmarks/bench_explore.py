@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
@@ -21,11 +20,10 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import trustworthiness
 from sklearn.metrics import normalized_mutual_info_score
 
-sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
-from report import write_report  # noqa: E402
-from search import layout, topics  # noqa: E402
-from search.embed import load_model  # noqa: E402
-from search.index import load_index  # noqa: E402
+from report import write_report
+from search import layout, topics
+from search.embed import load_model
+from search.index import load_index
 
 
 def main() -> None:

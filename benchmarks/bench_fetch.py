@@ -27,10 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
 
-from report import machine, write_report  # noqa: E402
+from report import machine, write_report
 
 DATA = ROOT.parent / "shared" / "data"
 FATES = {"ICLR 2026 Oral": "Oral", "ICLR 2026 Poster": "Poster", "Submitted to ICLR 2026": "Rejected",

@@ -13,17 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
 
-from report import SHARED, machine, write_report  # noqa: E402
+from report import SHARED, machine, write_report
 
 QUERY = "how do I make a language model read longer documents?"
 

@@ -30,11 +30,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_build import dev_queries, longest_first  # noqa: E402
-from report import SHARED, machine, write_report  # noqa: E402
+from bench_build import dev_queries, longest_first
+from report import SHARED, machine, write_report
 
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES, PAIRS = 256, 2048, 1000
 

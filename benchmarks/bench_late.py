@@ -22,21 +22,18 @@ import itertools
 import json
 import statistics
 import string
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_ranking import arguments, collect, engine_maker  # noqa: E402
-from bench_signals import scaled  # noqa: E402
-from report import SHARED, write_report  # noqa: E402
-from search.evaluate import load_queries, metrics, read_qrels  # noqa: E402
-from search.ranking import DEFAULT_WEIGHTS, rank  # noqa: E402
+from bench_ranking import arguments, collect, engine_maker
+from bench_signals import scaled
+from report import SHARED, write_report
+from search.evaluate import load_queries, metrics, read_qrels
+from search.ranking import DEFAULT_WEIGHTS, rank
 
 RERANK = 30
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
-from report import write_report  # noqa: E402
-from search.engine import open_engine  # noqa: E402
+from report import write_report
+from search.engine import open_engine
 
 
 def main() -> None:

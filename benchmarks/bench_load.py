@@ -23,10 +23,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 
-from browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
-from report import SHARED, write_report  # noqa: E402
+from browser import CHROMIUM, CHROMIUM_ARGS, free_port
+from report import SHARED, write_report
 
 
 def rss_mb(pid: int) -> float:

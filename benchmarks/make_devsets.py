@@ -25,12 +25,10 @@ import hashlib
 import json
 import random
 import re
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from report import SHARED  # noqa: E402
+from report import SHARED
 
 DATA = ROOT / "benchmarks" / "data"
 

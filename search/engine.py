@@ -302,7 +302,8 @@ class Engine:
             mask[exclude] = False
         if not self.papers or (mask is not None and not mask.any()):
             other = "other " if len(exclude) else ""
-            return Result(message=f"No {other}paper matches these filters.", mode=mode)
+            return Result(message=" ".join(m for m in (f"No {other}paper matches these filters.", notice) if m),
+                          mode=mode)
         k = clamp(k, len(self.papers) if mask is None else int(mask.sum()))
         return sort, notice, mask, k, (k if sort == "relevance" else max(k, SORT_POOL))
 

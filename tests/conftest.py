@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "seeds"
 # the conference file for realistic tests: the shared data beside this checkout, or PAPERS_JSONL
 SHARED_DATA = Path(os.environ.get("PAPERS_JSONL") or ROOT.parent / "shared" / "data" / "iclr2026_papers.jsonl")
-sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture(scope="session")
