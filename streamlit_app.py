@@ -10,20 +10,20 @@ from pathlib import Path
 import streamlit as st
 
 from search import background
-from search.cards import Card, cards_html
-from search.corpus import CorpusError, Paper
+from search.cards import Card, card, cards_html, hit_card, similar_card
+from search.corpus import CorpusError
 from search.embed import Encoder, as_encoder, load_model
 from search.catalog import ordered
-from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Hit, Result,
-                           UnknownPaper, open_engine, score_text)
+from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Result,
+                           UnknownPaper, open_engine)
 from search.filters import Filters
-from search.export import FORMATS, author_line, export, review_line
+from search.export import FORMATS, export
 from search.fetch import DEFAULT_VENUE, default_out
 from search.openreview_api import default_api
 from search.index import IndexLoadError, resolve
 from search.progress import read_status, status_text
 from search.lexical import marker
-from search.display import plain_markdown, to_html
+from search.display import plain_markdown
 from search.text import strip_control
 from search.latex import to_unicode as plain_title
 from search.uploads import UploadError, texts_from_upload
@@ -210,48 +210,6 @@ def set_param(key: str, widget_key: str) -> None:
 ASSETS = Path(__file__).parent / "assets"
 CARDS = st.components.v2.component("paper_search_cards", css=(ASSETS / "cards.css").read_text(encoding="utf-8"),
                                    js=(ASSETS / "cards.js").read_text(encoding="utf-8"), isolate_styles=False)
-
-
-def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
-    bits = [review_line(p)] if reviews else []
-    if p.decision and p.decision not in p.venue:  # "Rejected", "Withdrawn", ... (the venue says Oral or Poster)
-        bits.append(p.decision)
-    if p.venue:
-        bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
-    if p.primary_area:
-        bits.append(p.primary_area)
-    if score:
-        bits.append(score)
-    if p.title_derived:
-        bits.append("title derived from the abstract")
-    if not p.url:  # once a paper has its OpenReview record, the list it came from is noise
-        bits.append("from " + "; ".join(p.sources))
-    return " · ".join(bits)
-
-
-def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int | None = None,
-         more: tuple[str, ...] = (), body: str = "", topic: bool = True, similar: bool = True,
-         abstract_open: bool = False) -> Card:
-    label = engine.catalog.topic_label(p) if topic else ""
-    # the open paper (abstract shown) names every author; a list card the first six
-    small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
-             meta_line(p, score, engine.catalog.has_ratings),
-             *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
-    return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
-                abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
-                listed=p.id in listed, similar=similar)
-
-
-def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str], score_name: str) -> Card:
-    why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
-    return card(engine, h.paper, listed, score_text(h, score_name), h.rank, body=why)
-
-
-def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str], score_name: str) -> Card:
-    keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
-    return card(engine, h.paper, listed, score_text(h, score_name), h.rank,
-                more=("Shared keywords: " + ", ".join(keywords),) if keywords else (),
-                body=f"<b>Closest sentences.</b> This paper: {to_html(mine)}<br>That paper: {to_html(theirs)}")
 
 
 def show_cards(cards: list[Card], key: str, listed: list[str]) -> None:

@@ -30,13 +30,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import SHARED, machine, write_report
+from benchmarks.report import SHARED, machine, write_report, dev_queries, longest_first
 
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES, BATCHES = 384, 1536, (16, 32, 64)
-
-
-def longest_first(texts: list[str]) -> list[str]:
-    return sorted(texts, key=len, reverse=True)
 
 
 def rate(encode, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
@@ -44,22 +40,6 @@ def rate(encode, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
     t = time.perf_counter()
     vecs = encode(texts, batch)
     return len(texts) / (time.perf_counter() - t), vecs
-
-
-def static_int8(onnx: Path, work: Path, encoder, abstracts: list[str], sentences: list[str], fingerprint: str,
-                max_tokens: int):
-    """The export quantised to int8 by NNCF, calibrated on 100 abstracts and 300 sentences of the corpus."""
-    import nncf
-    import openvino as ov
-
-    from search.query_encoder import OnnxEncoder, TOKENIZER
-
-    calibration = list(encoder.feeds(abstracts[1::40][:100], 16)) + list(encoder.feeds(sentences[1::100][:300], 16))
-    quantized = nncf.quantize(ov.Core().read_model(str(onnx)), nncf.Dataset(calibration),
-                              model_type=nncf.ModelType.TRANSFORMER, subset_size=len(calibration))
-    ov.save_model(quantized, str(work / "int8.xml"))
-    enc = OnnxEncoder(work / "int8.xml", work / TOKENIZER, max_tokens, fingerprint, "openvino")
-    return lambda texts, bs: enc.encode(texts, bs)
 
 
 def top10(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -129,18 +109,6 @@ def multilingual_section(abstracts: list[str], sentences: list[str]) -> list[str
     return lines
 
 
-def dev_queries(devsets: Path) -> list[tuple[str, str]]:
-    """(query, relevant paper id) of the development sets whose queries people type."""
-    out = []
-    for name in ("keywords", "unseen", "titles", "questions", "paraphrases"):
-        folder = devsets / name
-        texts = {r["_id"]: r["text"] for r in map(json.loads, (folder / "queries.jsonl").open(encoding="utf-8"))}
-        for line in list((folder / "qrels" / "test.tsv").open(encoding="utf-8"))[1:]:
-            qid, doc, _ = line.rstrip("\n").split("\t")
-            out.append((texts[qid], doc))
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=SHARED)
@@ -205,8 +173,6 @@ def main() -> None:
 
     packed = PackedEncoder(export_packed(model, work / "sentence_encoder.onnx"), int(model.max_seq_length), fingerprint)
     backends[packed.backend] = lambda texts, bs: packed.encode(texts)  # rows of 128 tokens, 32 a call, whatever bs
-    int8 = "openvino int8 (static calibration, nncf)"
-    backends[int8] = static_int8(onnx, work, enc, abstracts, all_sentences, fingerprint, int(model.max_seq_length))
     rows, reference = [], {}
     for name, encode in backends.items():
         for bs in (32,) if name == packed.backend else BATCHES:
@@ -215,12 +181,11 @@ def main() -> None:
             if name == "torch" and bs == 32:
                 reference = {"a": va, "s": vs}
             rows.append((name, bs, ra, rs, va, vs))
-    # recall@10 over every abstract, for a backend whose sample cosines fall below 0.9999 (int8 only here)
+    # the int8 export (NNCF's static calibration) was measured here once and rejected, its recall@10 against
+    # torch under 0.99 (benchmarks/experiments/README.md); every backend left keeps torch's rankings
     truth_q = model.encode(queries, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
     truth = top10(truth_q, torch_vectors)
-    int8_recall = recall(top10(truth_q, backends[int8](abstracts, 32)), truth)
-    kept = {name for name, *_ in rows if name != int8 or int8_recall >= 0.99}
-    fastest = {"a": max(r[2] for r in rows if r[0] in kept), "s": max(r[3] for r in rows if r[0] in kept),
+    fastest = {"a": max(r[2] for r in rows), "s": max(r[3] for r in rows),
                "a_any": max(r[2] for r in rows), "s_any": max(r[3] for r in rows)}
     lines += [f"## Backends on a sample ({len(sample_a)} abstracts, {len(sample_s)} sentences, longest first)",
               "", "| backend | batch | abstracts/s | sentences/s | min cosine to torch (abstracts, sentences) |",
@@ -229,8 +194,6 @@ def main() -> None:
         ca = float(np.min(np.sum(va * reference["a"], axis=1)))
         cs = float(np.min(np.sum(vs * reference["s"], axis=1)))
         lines.append(f"| {name} | {bs} | {ra:.1f} | {rs:.1f} | {ca:.5f}, {cs:.5f} |")
-    lines += ["", f"{int8}: recall@10 over every abstract against torch's, {len(queries):,} development queries: "
-              f"**{int8_recall:.4f}** ({'kept' if int8 in kept else 'rejected: below 0.99'})."]
     del backends
 
     # 3. the build as shipped: a new folder, a cold cache, defaults

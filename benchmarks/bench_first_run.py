@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import SHARED, machine, write_report
+from benchmarks.report import SHARED, machine, write_report
 
 QUERY = "how do I make a language model read longer documents?"
 
@@ -32,7 +32,7 @@ def papers_shown(page) -> int:
 
 
 def run(data: Path, out: Path) -> dict:
-    from browser import launch, streamlit_server
+    from benchmarks.browser import launch, streamlit_server
     from playwright.sync_api import sync_playwright
 
     index = out / "index"

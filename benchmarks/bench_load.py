@@ -24,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from browser import CHROMIUM, CHROMIUM_ARGS, free_port
-from report import SHARED, write_report
+from benchmarks.browser import CHROMIUM, CHROMIUM_ARGS, free_port
+from benchmarks.report import SHARED, write_report
 
 
 def rss_mb(pid: int) -> float:

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-from report import write_report
+from benchmarks.report import write_report
 
 
 def score(engine, queries: list[tuple[str, str]], mode: str) -> dict:

@@ -16,87 +16,12 @@ import argparse
 import statistics
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import keyword_queries as queries, machine, pct, write_report
-
-# The URL holds the query, ten cards are drawn, none is stale, and the first card is this query's first hit
-# (the previous query's ten cards must not count as drawn).
-DRAWN = ("([q, first]) => new URLSearchParams(location.search).get('q') === q && "
-         "document.querySelectorAll('h5').length >= 10 && !document.querySelector('[data-stale=\"true\"]') && "
-         "(first === null || document.querySelector('h5').innerText.includes(first))")
-
-
-def first_titles(index: Path, qs: list[str]) -> dict[str, str]:
-    """Each query's first hit as the page shows it (default ranking, ten results), to know its results are drawn."""
-    from search.engine import open_engine
-
-    engine = open_engine(index)
-    return {q: engine.search(q, 10).hits[0].paper.title[:40] for q in qs}
-
-
-def submit(page, q: str, first: str | None) -> float:
-    box = page.get_by_role("textbox", name="Search papers by meaning")
-    box.fill(q)
-    t = time.perf_counter()
-    # the query form's own button ("Find papers", "Search" in older versions), not the "Search" view button
-    page.locator("[data-testid^='stBaseButton-'][data-testid$='FormSubmit']").click()
-    page.wait_for_function(DRAWN, arg=[q, first], timeout=60_000)
-    return time.perf_counter() - t
-
-
-def cold_start(index: Path, q: str, root: Path = ROOT) -> float:
-    from browser import launch, streamlit_server
-    from playwright.sync_api import sync_playwright
-
-    t0 = time.perf_counter()
-    with streamlit_server(root, index) as url, sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page()
-        page.goto(f"{url}/?q={q}")
-        page.wait_for_function(DRAWN, arg=[q, None], timeout=120_000)  # no earlier cards to mistake
-        took = time.perf_counter() - t0
-        browser.close()
-    return took
-
-
-@contextmanager
-def warm_page(root: Path, index: Path, qs: list[str]):
-    """A browser page on a running app, past its first results and a few warm-up queries."""
-    from browser import launch, streamlit_server
-    from playwright.sync_api import sync_playwright
-
-    with streamlit_server(root, index) as url, sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page()
-        page.goto(f"{url}/?q=warm+up")
-        page.wait_for_function(DRAWN, arg=["warm up", None], timeout=120_000)
-        for q in qs[:3]:
-            submit(page, q + " warm", None)
-        yield page
-        browser.close()
-
-
-def warm(index: Path, qs: list[str], root: Path = ROOT, firsts: dict[str, str] | None = None) -> dict:
-    firsts = firsts or first_titles(index, qs)
-    with warm_page(root, index, qs) as page:
-        fresh = [submit(page, q, firsts[q]) for q in qs]
-        repeated = [submit(page, q, firsts[q]) for q in qs[:10]]
-        listed = []
-        for i in range(5):
-            before = page.url
-            n = page.get_by_role("button", name="✓ In reading list (remove)").count()
-            t = time.perf_counter()
-            page.get_by_role("button", name="+ Reading list").first.click()
-            # redrawn: the URL holds the list and one more card says it is listed
-            page.wait_for_function("([u, n]) => location.href !== u && !document.querySelector('[data-stale=\"true\"]')"
-                                   " && [...document.querySelectorAll('button')].filter(b => b.innerText.startsWith("
-                                   "'✓ In reading list')).length > n", arg=[before, n], timeout=60_000)
-            listed.append(time.perf_counter() - t)
-    return {"fresh": fresh, "repeated": repeated, "listed": listed}
+from benchmarks.report import (cold_start, first_titles, keyword_queries as queries, machine, pct, submit, warm,
+                               warm_page, write_report)
 
 
 FLOOR_APP = """import streamlit as st

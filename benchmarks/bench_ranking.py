@@ -21,7 +21,6 @@ The weights shipped are set by hand in search/ranking.py from step 1's output; s
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import statistics
 from dataclasses import replace
@@ -31,12 +30,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import write_report
+from benchmarks.report import ENGLISH, OTHER, arguments, collect, engine_maker, main_metric, sets, write_report
 from search.ranking import KINDS
 
-ENGLISH = ["names", "keywords", "unseen", "questions", "paraphrases", "titles"]
-OTHER = ["zh", "fr"]
-MAIN = {"questions": "P@10"}  # every other set: MRR@10
 PREVIOUS = dict(name=0.3, topic=0.3, title=0.3, question=0.3, description=0.3, sentence=0.0, multilingual=0.7,
                 ml_abstract=1.0, ml_title=1.0, ml_sentence=0.0)
 NAMED = ["JanusVLN", "GRPO", "KV cache", "Muon", "speculative decoding", "mixture of experts", "LoRA",
@@ -49,63 +45,6 @@ FAR = ["[server]\nport = 8501\nheadless = true\n[theme]\nbase = 'dark'",
        "asdf qwer zxcv uiop hjkl",
        "今天晚上吃什么？我想做红烧肉",  # what shall we eat tonight? braised pork
        "recette de la tarte aux pommes de ma grand-mère avec du beurre"]
-
-
-def main_metric(name: str) -> str:
-    return MAIN.get(name, "MRR@10")
-
-
-def sets(root: Path) -> dict[str, Path]:
-    return {n: root / n for n in ENGLISH + OTHER if (root / n).is_dir()}
-
-
-def engine_maker(model, cache: Path):
-    """engine_for(dataset, weights): an engine over the dataset's corpus, each corpus indexed once.
-
-    Every set but titles shares title + abstract of the same papers (with the multilingual space);
-    titles has an index of abstracts alone."""
-    from search.embed import DEFAULT_MODEL
-    from search.engine import Engine
-    from search.evaluate import prepare
-    from search.index import load_index
-
-    indexes: dict[tuple, object] = {}
-
-    def engine_for(dataset: Path, weights) -> object:
-        corpus = "titles" if dataset.name == "titles" else "papers"
-        key = (dataset.parent, corpus)
-        if key not in indexes:
-            source = dataset if corpus == "titles" else dataset.parent / "keywords"
-            indexes[key] = load_index(prepare(source, DEFAULT_MODEL, model, cache, sentences=True,
-                                              multilingual=corpus == "papers"))
-        return Engine(indexes[key], model, weights=weights)
-
-    return engine_for
-
-
-def collect(engine, queries: dict[str, str], qrels: dict) -> list[tuple]:
-    """(candidates, kind, relevant ids) per judged query, under the shipped weights' dense pool."""
-    from search.engine import POOL, top_rows
-    from search.multilingual import detect_language
-    from search.ranking import query_kind
-
-    out = []
-    ids = [[p.id, *p.aliases] for p in engine.papers]
-    for qid, text in queries.items():
-        if qid not in qrels:
-            continue
-        ml = None
-        if detect_language(text) != "en" and engine.multilingual:
-            vec = engine.queries.across_languages(text)
-            ml = engine.rankers.multilingual_candidates(vec)
-            dense_rows = top_rows(ml.dense(engine.weights), POOL)
-        else:
-            vec, _ = engine.encode_query(text)
-            dense_rows = engine.rankers.dense(vec, POOL, None)
-        lex = engine.rankers.lexical.scores(text)
-        cands = engine.rankers.candidates(vec, dense_rows, engine.rankers.lexical_rows(lex, POOL, None), lex, ml)
-        out.append((cands, query_kind(text), qrels[qid], ids))
-    return out
 
 
 def score_set(collected: list[tuple], weights, metric: str) -> float:
@@ -155,16 +94,6 @@ def tune(collected: dict[str, list[tuple]], base) -> tuple[object, list[str]]:
                  f"| α {ml_best.multilingual} | {ml_value:.4f} |")
     print(lines[-1], flush=True)
     return ml_best, lines
-
-
-def arguments(record: str) -> argparse.ArgumentParser:
-    """The options every ranking benchmark takes: the two splits, the embedding cache, the record."""
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--devsets", type=Path, default=ROOT / ".devsets")
-    ap.add_argument("--testsets", type=Path, default=ROOT / ".testsets")
-    ap.add_argument("--cache", type=Path, default=ROOT / ".embedding_cache")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / record)
-    return ap
 
 
 def main() -> None:

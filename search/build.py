@@ -108,7 +108,7 @@ class Build:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t
 
 
-# Seconds each stage took for 4,315 papers on 2 cores (benchmarks/results/floor.md and first_run.md): only
+# Seconds each stage took for 4,315 papers on 2 cores (benchmarks/experiments/results/floor.md and first_run.md): only
 # their ratios matter, for the whole build's time left (progress.ProgressLog scales them by the pace of
 # the stage running).
 STAGE_COSTS = {"abstracts": 85.0, "sentences": 81.0, "multilingual abstracts": 30.0,

@@ -7,7 +7,13 @@ buttons carry an action and an id for the page's click handler, nothing executab
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from .corpus import Paper
+from .display import to_html
+from .engine import Engine, Hit, score_text
+from .export import author_line, review_line
 
 @dataclass(frozen=True)
 class Card:
@@ -57,3 +63,49 @@ def card_html(card: Card) -> str:
 
 def cards_html(cards: list[Card]) -> str:
     return "".join(card_html(c) for c in cards)
+
+
+# ---------------------------------------------------------------- cards of papers and hits
+
+def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
+    """The grey line under a card's title: reviews, decision, venue, area, score, where it came from."""
+    bits = [review_line(p)] if reviews else []
+    if p.decision and p.decision not in p.venue:  # "Rejected", "Withdrawn", ... (the venue says Oral or Poster)
+        bits.append(p.decision)
+    if p.venue:
+        bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
+    if p.primary_area:
+        bits.append(p.primary_area)
+    if score:
+        bits.append(score)
+    if p.title_derived:
+        bits.append("title derived from the abstract")
+    if not p.url:  # once a paper has its OpenReview record, the list it came from is noise
+        bits.append("from " + "; ".join(p.sources))
+    return " · ".join(bits)
+
+
+def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int | None = None,
+         more: tuple[str, ...] = (), body: str = "", topic: bool = True, similar: bool = True,
+         abstract_open: bool = False) -> Card:
+    label = engine.catalog.topic_label(p) if topic else ""
+    # the open paper (abstract shown) names every author; a list card the first six
+    small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
+             meta_line(p, score, engine.catalog.has_ratings),
+             *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
+    return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
+                abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
+                listed=p.id in listed, similar=similar)
+
+
+def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str], score_name: str) -> Card:
+    why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
+    return card(engine, h.paper, listed, score_text(h, score_name), h.rank, body=why)
+
+
+def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str], score_name: str) -> Card:
+    keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
+    return card(engine, h.paper, listed, score_text(h, score_name), h.rank,
+                more=("Shared keywords: " + ", ".join(keywords),) if keywords else (),
+                body=f"<b>Closest sentences.</b> This paper: {to_html(mine)}<br>That paper: {to_html(theirs)}")
+

@@ -4,7 +4,7 @@ The sentences of "why this result" average 36 tokens. One to a row, the network'
 and the build read them at three quarters of the token rate of whole abstracts; packed into rows of
 128 tokens, each sentence keeps its own positions (from 0) and its attention is masked to its own
 tokens, so each comes out as it would alone (cosine 0.99997 to torch's vector of it, as unpacked
-OpenVINO bf16 gives) at 1.3-1.4x the sentences a second (benchmarks/results/floor.md).
+OpenVINO bf16 gives) at 1.3-1.4x the sentences a second (benchmarks/experiments/results/floor.md).
 """
 from __future__ import annotations
 

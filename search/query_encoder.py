@@ -2,7 +2,7 @@
 
 A query is one short text; torch and sentence-transformers cost seconds to import and milliseconds of
 Python overhead per call, while the same network in onnxruntime answers in a fraction of that
-(benchmarks/bench_backends.py). The build exports the model once (cached by model fingerprint) and
+(benchmarks/experiments/bench_backends.py). The build exports the model once (cached by model fingerprint) and
 ships the file and its tokenizer beside the vectors, so serving needs neither torch nor the model
 package. The pooling and normalisation of all-MiniLM-L6-v2 (mean over tokens, L2) are part of the graph.
 """

@@ -171,7 +171,7 @@ def test_a_sorted_list_keeps_only_papers_above_the_relevance_floor(iclr_engine):
     pool = iclr_engine.search(QUESTION, SORT_POOL).hits  # hybrid: the floor is on the match score
     best = max(h.score for h in pool)
     above = {h.paper.id for h in pool if h.score >= MATCH_FLOOR * best}
-    result = iclr_engine.search(QUESTION, 50, filters=Filters(sort="rating"))
+    result = iclr_engine.search(QUESTION, SORT_POOL, filters=Filters(sort="rating"))
     assert {h.paper.id for h in result.hits} == above and result.matched == len(above) < SORT_POOL
     assert result.order == f"{len(above)} papers that match, best rated first"
     short = iclr_engine.search(QUESTION, 3, filters=Filters(sort="rating"))
@@ -179,7 +179,7 @@ def test_a_sorted_list_keeps_only_papers_above_the_relevance_floor(iclr_engine):
     assert iclr_engine.search(QUESTION, 10).order == ""  # by relevance nothing is cut or said
     semantic = iclr_engine.search(QUESTION, SORT_POOL, "semantic").hits  # ranked by cosine: the cosine floor
     near = {h.paper.id for h in semantic if h.cosine >= COSINE_FLOOR * semantic[0].cosine}
-    assert {h.paper.id for h in iclr_engine.search(QUESTION, 50, "semantic", Filters(sort="rating")).hits} == near
+    assert {h.paper.id for h in iclr_engine.search(QUESTION, SORT_POOL, "semantic", Filters(sort="rating")).hits} == near
 
 
 def test_a_sort_on_an_index_without_ratings_says_so_and_ranks_by_relevance(engine):

@@ -5,7 +5,6 @@ Notes are built in the exact shape the API returns (content fields as {"value": 
 details["replies"] with invitations, signatures and dates), as in the shared crawl of ICLR 2026."""
 import gzip
 import json
-import os
 import signal
 import subprocess
 import sys

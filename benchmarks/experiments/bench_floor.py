@@ -1,6 +1,6 @@
 """The least time the build's embedding can take on this machine, against issue 17's targets.
 
-    python benchmarks/bench_floor.py [--data FILE] [--devsets .devsets] [--out benchmarks/results/floor.md]
+    python benchmarks/experiments/bench_floor.py [--data FILE] [--devsets .devsets] [--out benchmarks/experiments/results/floor.md]
 
 Issue 17 asks the whole build (multilingual space included) to take <= 150 s on 2 cores and <= 0.7x a
 plain `SentenceTransformer(...).encode(abstracts)` loop. Whatever the batching, the model must read every
@@ -29,10 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
-from bench_build import dev_queries, longest_first
-from report import SHARED, machine, write_report
+from benchmarks.report import dev_queries, longest_first, SHARED, machine, write_report
 
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES, PAIRS = 256, 2048, 1000
 
@@ -86,7 +85,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=SHARED)
     ap.add_argument("--devsets", type=Path, default=ROOT / ".devsets")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "floor.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "experiments" / "results" / "floor.md")
     args = ap.parse_args()
 
     from search import evidence, packed
@@ -114,7 +113,7 @@ def main() -> None:
     rng = random.Random(0)
     samples = {"abstracts": longest_first(rng.sample(abstracts, SAMPLE_ABSTRACTS)),
                "sentences": longest_first(rng.sample(sentences, SAMPLE_SENTENCES))}
-    lines = [f"Machine: {machine()}", f"Command: python benchmarks/bench_floor.py {' '.join(sys.argv[1:])}".rstrip(),
+    lines = [f"Machine: {machine()}", f"Command: python benchmarks/experiments/bench_floor.py {' '.join(sys.argv[1:])}".rstrip(),
              "", f"## What the model reads ({len(papers):,} papers)", "",
              "| texts | count | tokens (cut at 256) | mean tokens |", "|---|---|---|---|"]
     for name, counts in tokens.items():
