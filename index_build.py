@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True,
                     help="a second, multilingual vector space, so queries in Chinese, French, ... find these "
                          "papers (default: on; --no-multilingual saves about a quarter of the build time)")
+    ap.add_argument("--review-search", action=argparse.BooleanOptionalAction, default=True,
+                    help="index the reviews' texts for search within reviews, where the inputs carry reviews "
+                         "(default: on; see docs/performance.md for its cost)")
     ap.add_argument("--skip-bad-lines", action="store_true",
                     help="skip malformed lines with a warning each instead of stopping at the first")
     args = ap.parse_args(argv)
@@ -50,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     # on a terminal tqdm draws the bars; to a log file or a pipe, a line every 10 s per stage
     options = BuildOptions(model_name=args.model, batch_size=args.batch_size, cache_dir=args.cache,
                            device=args.device, skip_bad=args.skip_bad_lines, multilingual=args.multilingual,
-                           index_spec=args.index_type, processes=args.processes, backend=args.backend)
+                           index_spec=args.index_type, processes=args.processes, backend=args.backend,
+                           review_search=args.review_search)
     report = build_index(args.inputs, args.out, options, progress=ProgressLog())
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)

@@ -36,8 +36,14 @@ DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if 
 DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` writes by default
 OPENREVIEW_API = default_api()   # $OPENREVIEW_API_BASEURL_V2, as for `python -m search fetch --api`
 K_CHOICES = [5, 10, 20, 50]
-SORT_LABELS = {"relevance": "relevance", "rating": "rating, best first", "oral": "orals first, then rating"}
-MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)"}
+SORT_LABELS = {"relevance": "relevance", "rating": "rating, best first", "oral": "orals first, then rating",
+               "controversy": "controversy (spread of ratings)", "reviews": "most reviewed"}
+MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)",
+             "reviews": "what the reviews say (their words)"}
+DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
+                   "withdrawn": "withdrawn", "undecided": "no decision yet", "oral": "orals", "spotlight": "spotlights",
+                   "poster": "posters"}
+FARED_K = 50  # neighbours of the "how papers like this fared" panel
 
 # the map and the statistics want the whole width; reading a list of cards is easier in a column
 st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/search:",
@@ -140,12 +146,13 @@ def engine_or_stop() -> Engine:
 
 # ---------------------------------------------------------------- URL state
 
-KEEP = ("k", "mode", "area", "venue", "author", "sort", "min_rating", "list")  # what survives moving between views
+KEEP = ("k", "mode", "area", "venue", "author", "sort", "min_rating", "decision", "list")  # what survives moving between views
 
 
 def go(**params: str) -> None:
-    """Move to a new URL state (a browser history entry), keeping the settings."""
-    kept = {key: st.query_params.get_all(key) for key in KEEP if st.query_params.get_all(key)}
+    """Move to a new URL state (a browser history entry), keeping the settings (min_soundness=... too)."""
+    keys = [*KEEP, *(k for k in st.query_params.keys() if k.startswith("min_") and k not in KEEP)]
+    kept = {key: st.query_params.get_all(key) for key in keys if st.query_params.get_all(key)}
     st.query_params.from_dict({**kept, **params})
 
 
@@ -271,6 +278,38 @@ def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note:
     show_cards([hit_card(engine, h, mark, listed, result.score_name) for h in result.hits], key, listed)
 
 
+def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str] = (), key: str = "") -> None:
+    """How the nearest submissions fared, beside the area and the venue: a chart with its numbers in words."""
+    from search.fared import figure
+
+    if not engine.catalog.has_decisions:
+        return
+    # computed only once opened (the expander reruns the page then): a query pays nothing for it
+    with st.expander(f"How submissions like this fared (the {FARED_K} nearest, every decision)",
+                     key=f"fared-open-{key}", on_change="rerun"):
+        if not st.session_state.get(f"fared-open-{key}"):
+            return
+        fared = engine.fared(query=query, pid=pid, texts=texts, k=FARED_K)
+        st.plotly_chart(figure(fared), width="stretch", key=f"fared-{key}", config={"displayModeBar": False})
+        st.markdown("\n".join(f"- **{plain_markdown(name)}**: {plain_markdown(fate.words())}"
+                               for name, fate in fared.rows()))
+        st.caption("This describes how similar submissions fared; it does not predict a decision. Left out of "
+                   "its own neighbours, a submission's neighbours' accepted share tells accepted from rejected "
+                   "ones little better than its area's rate (benchmarks/results/fared.md).")
+
+
+def decision_note(engine: Engine, filters: Filters, query: str) -> None:
+    """On an index with decisions, which submissions the list holds, and one click to all of them."""
+    if not engine.catalog.has_decisions:
+        return
+    if filters.decisions == ("accepted",):
+        cols = st.columns([3, 1])
+        cols[0].caption("Searching the accepted papers. Related work often sits among the rejected and withdrawn "
+                        "submissions:")
+        cols[1].button("Search every submission", key="all-decisions", on_click=go,
+                       kwargs={"decision": "all", **({"q": query} if query else {})})
+
+
 def upload_box(engine: Engine, k: int, filters: Filters, listed: list[str]) -> None:
     with st.expander("Papers like these: upload a .txt (one abstract per line) or a .bib"):
         upload = st.file_uploader("Abstracts or BibTeX", type=["txt", "bib"], key="upload")
@@ -283,6 +322,7 @@ def upload_box(engine: Engine, k: int, filters: Filters, listed: list[str]) -> N
             return
         st.caption(f"{len(texts)} text(s) read from {plain_markdown(upload.name)}")
         show_hits(engine, engine.like_texts(texts, k, filters), "u", listed)
+        fared_panel(engine, texts=texts, key="u")
 
 
 def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
@@ -300,14 +340,22 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
         upload_box(engine, k, filters, listed)
         conference_offer(engine)
         return
+    decision_note(engine, filters, query)
+    if mode == "reviews":
+        result = engine.search_reviews(query, k, filters)
+        show_hits(engine, result, "q", listed, f"papers whose reviews say this, of {len(engine.papers):,} · "
+                  "each with the review paragraph that matched")
+        return
     result = engine.search(query, k, mode, filters)
-    filtered = " matching the filters" if filters.narrows else ""
+    scope = f"{engine.catalog.count(filters):,} papers" + (" matching the filters" if filters.narrows else "")
     across = " · searched across languages" if result.space == "multilingual" else ""
     if result.order:  # a sort keeps what answers the query, then re-orders it: show_hits says both
-        note = f"found by {mode} ranking among {len(engine.papers):,} papers{filtered}{across}"
+        note = f"found by {mode} ranking among {scope}{across}"
     else:
-        note = f"{len(result.hits)} best of {len(engine.papers):,} papers{filtered} · {mode} ranking{across}"
+        note = f"{len(result.hits)} best of {scope} · {mode} ranking{across}"
     show_hits(engine, result, "q", listed, note)
+    if result.hits:
+        fared_panel(engine, query=query, key="q")
 
 
 def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[str]) -> None:
@@ -318,6 +366,8 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
         return
     ids = f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else "")
     show_cards([card(engine, paper, listed, more=(ids,), similar=False, abstract_open=True)], "v", listed)
+    reviews_section(engine, paper.id)
+    fared_panel(engine, pid=paper.id, key="p")
     st.subheader("Most similar papers")
     try:
         result = engine.similar([paper.id], k, filters)
@@ -329,6 +379,35 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     if result.order:
         st.caption(result.order[:1].upper() + result.order[1:])
     show_cards([similar_card(engine, paper, h, listed, result.score_name) for h in result.hits], "p", listed)
+
+
+def reviews_section(engine: Engine, pid: str) -> None:
+    """The decision, the meta-review, a table of every review's scores and each review's texts, folded."""
+    from search.display import block_html
+    from search.reviews import scores_of, texts_of
+
+    record = engine.review_record(pid)
+    if not record["reviews"] and not record.get("meta_review"):
+        return
+    decision = record["decision"] or "no decision known"
+    said = f" ({record['decision_text']})" if record.get("decision_text") else ""
+    st.subheader(f"Reviews · {decision}")
+    if said or record.get("meta_review"):
+        with st.container(border=True):
+            st.markdown(f"**Decision**: {plain_markdown(decision + said)}")
+            for name, text in (record.get("meta_review") or {}).items():
+                st.html(f"<b>{name.replace('_', ' ').capitalize()}</b>{block_html(text)}")
+    elif record["reviews"]:
+        st.caption("No meta-review is public for this paper.")
+    rows = [{"reviewer": r.get("reviewer", ""), **scores_of(r), "date": r.get("date", "")} for r in record["reviews"]]
+    if rows:
+        st.dataframe(rows, hide_index=True, width="stretch")
+    for i, r in enumerate(record["reviews"]):
+        scores = scores_of(r)
+        head = f"{r.get('reviewer', f'Review {i + 1}')}" + (f" · rating {scores['rating']:g}" if "rating" in scores else "")
+        with st.expander(head):
+            st.html("".join(f"<h6>{name.replace('_', ' ').capitalize()}</h6>{block_html(text)}"
+                            for name, text in texts_of(r)))
 
 
 TOPIC_PAGE = 25  # cards a topic page shows at once
@@ -345,7 +424,8 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
     papers = engine.catalog.topic_papers(topic.id, filters)
     st.subheader(plain_markdown(f"Topic: {topic.label}"))
     filtered = f", {len(papers)} matching the filters" if filters.narrows else ""
-    order = "closest to the topic's centre first" if filters.sort == "relevance" else SORT_LABELS[filters.sort]
+    order = ("closest to the topic's centre first" if filters.sort == "relevance"
+             else SORT_LABELS.get(filters.sort, f"{filters.sort}, best first"))
     st.caption(plain_markdown(f"{topic.size} papers{filtered} · {order} · terms: {', '.join(topic.terms)}"))
     if engine.catalog.has_ratings:
         own = summarise(topic.label, [engine.catalog.paper(pid) for pid in topic.papers])
@@ -355,6 +435,12 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
             st.caption(f"{own.orals} orals ({own.oral_share:.0%}) · {own.rated} with reviews · mean rating "
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
                        f"(the conference: {engine.catalog.rating_summary})")
+            venue = summarise("venue", engine.papers)
+            if own.acceptance is not None and venue.acceptance is not None:
+                st.caption(f"Accepted: {own.acceptance:.0%} of this topic's decided submissions "
+                           f"({own.decisions.get('accepted', 0)} of "
+                           f"{own.decisions.get('accepted', 0) + own.decisions.get('rejected', 0)}); "
+                           f"the venue: {venue.acceptance:.0%}")
             st.plotly_chart(histogram_figure(own.ratings, topic.label), width="stretch", key="topic-hist",
                             config={"displayModeBar": False})
     pages = max(1, -(-len(papers) // TOPIC_PAGE))
@@ -393,6 +479,7 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
         st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
     search_box(engine, query)
+    mode = DEFAULT_MODE if mode == "reviews" else mode  # the map places papers by their abstracts
     result = engine.search(query, k, mode, filters, evidence=False) if query.strip() else None
     if result is not None and result.message:
         (st.warning if result.truncated else st.info)(result.message)
@@ -484,15 +571,18 @@ def stats_table(engine: Engine, rows, rated: bool) -> str:
             name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
             out.append(f"| {name} | {r.papers:,} |")
         return "\n".join(out)
-    out = ["| | papers | orals | mean rating | median | middle half | best rated (mean rating) |",
-           "|---|---|---|---|---|---|---|"]
+    decided = any(r.decisions for r in rows)
+    out = ["| | papers | orals | " + ("accepted (of decided) | " if decided else "") +
+           "mean rating | median | middle half | best rated (mean rating) |",
+           "|---|---|---|" + ("---|" if decided else "") + "---|---|---|---|"]
     for r in rows:
         best = ""
         if r.best:
             best = "; ".join(f"[{plain_markdown(short(plain_title(p.title), 48))}](?paper={p.id}) "
                              f"({p.avg_rating:.2f})" for p in map(engine.catalog.paper, r.best))
         name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
-        out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | "
+        accepted = ("–" if r.acceptance is None else f"{r.acceptance:.0%}") + " | " if decided else ""
+        out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | {accepted}"
                    f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
     return "\n".join(out)
 
@@ -516,6 +606,8 @@ def stats_view(engine: Engine) -> None:
         st.caption(f"{whole.papers:,} papers. This index holds no review ratings (the seed lists have none): "
                    "the figures below count papers. The conference fetched from OpenReview "
                    "(`python -m search fetch`) brings ratings, decisions and their charts.")
+    if whole.decisions:
+        decisions_panel(engine, whole)
     sections = [("area", "primary area", "By primary area"), ("topic", "topic", "By topic")]
     for key, axis, heading in sections:
         if not groups.get(key):
@@ -525,6 +617,23 @@ def stats_view(engine: Engine) -> None:
             st.plotly_chart(box_figure(groups[key], axis), width="stretch", config={"displayModeBar": False},
                             key=f"stats-{key}")
         st.markdown(stats_table(engine, groups[key], rated))
+
+
+def decisions_panel(engine: Engine, whole) -> None:
+    """Mean ratings by decision, and the papers reviewers disagreed on most."""
+    from search.stats import controversial, decision_figure, ratings_by_decision
+
+    st.markdown("#### By decision")
+    counts = ", ".join(f"{n:,} {g}" for g, n in whole.decisions.items())
+    st.caption(f"{counts}; {whole.acceptance:.0%} of the decided submissions accepted. Mean review ratings of "
+               "the accepted, rejected and withdrawn papers:" if whole.acceptance is not None else counts)
+    st.plotly_chart(decision_figure(ratings_by_decision(engine.papers)), width="stretch", key="stats-decision",
+                    config={"displayModeBar": False})
+    cols = st.columns(2)
+    for col, (fate, papers) in zip(cols, controversial(engine.papers).items()):
+        col.markdown(f"**Most controversial {fate} papers** (widest spread of ratings)")
+        col.markdown("\n".join(f"- [{plain_markdown(short(plain_title(p.title), 60))}](?paper={p.id}) "
+                               f"({' '.join(f'{x:g}' for x in p.ratings)})" for p in papers) or "none")
 
 
 def nav(engine: Engine, view: str, listed: list[str]) -> None:
@@ -542,11 +651,32 @@ def nav(engine: Engine, view: str, listed: list[str]) -> None:
                        kwargs={"view": "stats"}, width="stretch", type="primary" if view == "stats" else "secondary")
 
 
+def page_modes(engine: Engine) -> tuple[str, ...]:
+    """The rankings this index offers: search within reviews where it holds them."""
+    return (*MODES, "reviews") if engine.reviews and engine.reviews.searchable else MODES
+
+
+def present_decisions(catalog) -> set[str]:
+    from search.filters import DECISION_GROUPS
+
+    return {g for g, ds in DECISION_GROUPS.items() if set(ds) & set(catalog.decisions)}
+
+
 def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
     catalog = engine.catalog
     with st.sidebar:
-        st.radio("Ranking", MODES, index=MODES.index(mode), key="mode_w", on_change=set_param,
+        modes = page_modes(engine)
+        st.radio("Ranking", modes, index=modes.index(mode), key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
+        if catalog.has_decisions:
+            choices = ["accepted", "all", *(d for d in ("rejected", "withdrawn", "undecided", "oral", "spotlight",
+                                                        "poster") if d in present_decisions(catalog))]
+            current = filters.decisions[0] if len(filters.decisions) == 1 and filters.decisions[0] in choices \
+                else "accepted"
+            st.selectbox("Submissions", choices, index=choices.index(current), key="decision_w",
+                         on_change=set_param, args=("decision", "decision_w"), format_func=DECISION_LABELS.get,
+                         help="Which submissions to search: the accepted papers by default, or every "
+                              "submission (related work often sits among the rejected)")
         if catalog.areas:
             st.multiselect("Primary area", catalog.areas, default=list(filters.areas),
                            key="area_w", on_change=set_param, args=("area", "area_w"))
@@ -559,14 +689,20 @@ def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
         if catalog.has_ratings:
-            st.selectbox("Sort by", SORTS, index=SORTS.index(filters.sort), key="sort_w", on_change=set_param,
-                         args=("sort", "sort_w"), format_func=SORT_LABELS.get,
+            sorts = [*SORTS, *catalog.sub_scores]
+            st.selectbox("Sort by", sorts, index=sorts.index(filters.sort), key="sort_w", on_change=set_param,
+                         args=("sort", "sort_w"), format_func=lambda s: SORT_LABELS.get(s, f"{s}, best first"),
                          help="Rating and oral keep, of the 30 papers most relevant to a query, those close to the "
                               "best match, and re-order them (a topic or reading list: all of it); they "
                               "never fetch other papers.")
             st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=filters.min_rating,
                             key="min_rating_w", on_change=set_param, args=("min_rating", "min_rating_w"),
                             placeholder="any", help="only reviewed papers whose mean rating is at least this")
+            given = dict(filters.min_scores)
+            for name in catalog.sub_scores:
+                st.number_input(f"Minimum {name}", min_value=0.0, max_value=10.0, step=0.5, value=given.get(name),
+                                key=f"min_{name}_w", on_change=set_param, args=(f"min_{name}", f"min_{name}_w"),
+                                placeholder="any", help=f"only papers whose reviews' mean {name} is at least this")
         st.selectbox("Results", K_CHOICES, index=K_CHOICES.index(k), key="k_w", on_change=set_param,
                      args=("k", "k_w"))
         m = engine.manifest
@@ -578,10 +714,11 @@ def main() -> None:
     engine = engine_or_stop()
     ignored: list[str] = []
     k = url_setting("k", 10, one_of(K_CHOICES), ", ".join(map(str, K_CHOICES)), ignored)
-    mode = url_setting("mode", DEFAULT_MODE, one_of(MODES), ", ".join(MODES), ignored)
-    asked, bad = Filters.from_address({key: st.query_params.get_all(key)
-                                       for key in ("area", "venue", "author", "sort", "min_rating")})
-    filters = asked.known(engine.catalog.areas, engine.catalog.venues)
+    modes = page_modes(engine)
+    mode = url_setting("mode", DEFAULT_MODE, one_of(modes), ", ".join(modes), ignored)
+    asked, bad = Filters.from_address({key: st.query_params.get_all(key) for key in st.query_params.keys()
+                                       if key in KEEP or key.startswith("min_")})
+    filters = engine.catalog.known(asked)
     ignored += bad + [f"{what} (not in this index)" for what in filters.unknown]
     if ignored:
         st.warning("Ignored in the address: " + plain_markdown("; ".join(ignored)) + ". The defaults apply.")

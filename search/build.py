@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import evidence, explore, lexical
+from . import evidence, explore, lexical, reviews
 from . import index as ix
 from . import packed
 from . import query_encoder as qe
@@ -41,6 +41,7 @@ class BuildOptions:
     processes: int = 0                 # torch worker processes (sentence-transformers' pool)
     backend: str = DEFAULT_BACKEND     # openvino, onnxruntime or torch
     ml_processes: int = min(os.cpu_count() or 1, 4)  # worker processes of the multilingual space
+    review_search: bool = True         # BM25 over the reviews' texts (benchmarks/results/reviews.md: its cost)
 
 
 @dataclass
@@ -235,14 +236,16 @@ def _write(b: Build, t0: float) -> Path:
     encoder = qe.write_encoder(build_dir, b.onnx_file, b.model) if b.onnx_file and o.query_encoder else None
     explored = explore.write(build_dir, b.explore, b.papers) if b.explore else None
     multilingual = write_space(build_dir, *b.multilingual, o.ml_processes) if b.multilingual else None
+    with b.timed("reviews"):
+        reviewed = reviews.write(build_dir, b.papers, o.review_search)
     manifest = Manifest(
         model=ModelEntry(o.model_name, b.fingerprint, int(b.model.max_seq_length)),
         dimension=model_dimension(b.model), count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
         index=vectors, lexical=bm25, sentences=sentences, explore=explored, query_encoder=encoder,
-        multilingual=multilingual, embedding=b.embedding, inputs=[str(p) for p in b.inputs],
+        multilingual=multilingual, reviews=reviewed, embedding=b.embedding, inputs=[str(p) for p in b.inputs],
         inputs_digest=inputs_digest(b.inputs), skipped_lines=len(b.skipped),
         built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), library_versions=ix.library_versions())
-    b.timings["write"] = time.perf_counter() - t - b.timings["faiss"]
+    b.timings["write"] = time.perf_counter() - t - b.timings["faiss"] - b.timings["reviews"]
     manifest.build_seconds = round(time.perf_counter() - t0, 3)
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
     ix.write_manifest(build_dir, manifest)

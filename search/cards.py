@@ -22,6 +22,7 @@ class Card:
     pid: str
     title: str
     rank: int | None = None
+    lead: str = ""                # the authors' TL;DR, plain text, under the title
     small: tuple[str, ...] = ()   # grey lines under the title: venue, area, score, keywords
     body: str = ""
     abstract: str = ""
@@ -41,6 +42,8 @@ def card_html(card: Card) -> str:
     e = html.escape
     title = f"{card.rank}. {card.title}" if card.rank else card.title
     parts = [f'<div class="ps-card" data-pid="{e(card.pid)}"><h5>{e(title)}</h5>']
+    if card.lead:
+        parts.append(f'<p class="ps-lead">{e(card.lead)}</p>')
     if card.small:
         parts.append('<p class="ps-small">' + "<br>".join(e(s) for s in card.small) + "</p>")
     if card.body:
@@ -67,12 +70,19 @@ def cards_html(cards: list[Card]) -> str:
 
 # ---------------------------------------------------------------- cards of papers and hits
 
+def ratings_text(p: Paper) -> str:
+    """"rating 6.0 · 4 6 6 8" (the mean, then each review's rating), or review_line's words without them."""
+    if not p.ratings or p.avg_rating is None:
+        return review_line(p)
+    return f"rating {p.avg_rating:.1f} · {' '.join(f'{r:g}' for r in p.ratings)}"
+
+
 def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
-    """The grey line under a card's title: reviews, decision, venue, area, score, where it came from."""
-    bits = [review_line(p)] if reviews else []
-    if p.decision and p.decision not in p.venue:  # "Rejected", "Withdrawn", ... (the venue says Oral or Poster)
-        bits.append(p.decision)
-    if p.venue:
+    """The grey line under a card's title: decision, reviews, venue, area, score, where it came from."""
+    bits = [p.decision] if p.decision else []   # Oral, Poster, Rejected, Withdrawn, Under review
+    if reviews:
+        bits.append(ratings_text(p))
+    if p.venue and not p.decision:  # with a decision the venue only repeats it ("Submitted to ICLR 2026")
         bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
     if p.primary_area:
         bits.append(p.primary_area)
@@ -93,13 +103,16 @@ def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int
     small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
              meta_line(p, score, engine.catalog.has_ratings),
              *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
-    return Card(pid=p.id, title=p.title, rank=rank, small=small, body=body, abstract=to_html(p.abstract),
+    return Card(pid=p.id, title=p.title, rank=rank, lead=p.tldr, small=small, body=body, abstract=to_html(p.abstract),
                 abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
                 listed=p.id in listed, similar=similar)
 
 
 def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str], score_name: str) -> Card:
     why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
+    if h.passage:  # search within reviews: what the reviewer wrote
+        why = (f"<b>{html.escape(h.passage.reviewer)}, {html.escape(h.passage.field)}:</b> "
+               f"{to_html(h.passage.text, mark)}")
     return card(engine, h.paper, listed, score_text(h, score_name), h.rank, body=why)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .corpus import Paper
-from .filters import NO_FILTERS, SORTS, Filters
+from .filters import NO_FILTERS, SORTS, SUB_SCORE, Filters, decisions_of
 from .topics import Topic
 
 
@@ -25,17 +25,33 @@ def fold(name: str) -> str:
     return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
 
 
+def spread(p: Paper) -> float | None:
+    """How far the reviewers disagree: the standard deviation of the ratings (None under two ratings)."""
+    if len(p.ratings) < 2:
+        return None
+    return float(np.std(p.ratings))
+
+
 def sort_key(paper: Paper, sort: str) -> tuple:
     """Best first under a sort other than relevance; papers without reviews go last."""
-    rating = -paper.avg_rating if paper.avg_rating is not None else float("inf")
+    last = float("inf")
+    rating = -paper.avg_rating if paper.avg_rating is not None else last
     if sort == "oral":
         return (0 if "oral" in paper.venue.lower().split() else 1, rating)
+    if sort == "controversy":
+        s = spread(paper)
+        return (-s if s is not None else last, rating)
+    if sort == "reviews":
+        return (-(paper.n_ratings or len(paper.ratings) or 0), rating)
+    if sort != "rating":  # a sub-score
+        value = paper.sub_scores.get(sort)
+        return (-value if value is not None else last, rating)
     return (rating,)
 
 
 def ordered(rows: Iterable[int], papers: list[Paper], sort: str) -> list[int]:
     """Rows re-ordered by `sort` (a stable sort: equal keys keep their relevance order)."""
-    if sort not in SORTS:
+    if sort not in SORTS and not SUB_SCORE.fullmatch(sort):
         raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join(SORTS)}")
     rows = [int(r) for r in rows]
     return rows if sort == "relevance" else sorted(rows, key=lambda r: sort_key(papers[r], sort))
@@ -61,6 +77,13 @@ class Catalog:
         rated = self._rating[np.isfinite(self._rating)]
         self.rating_summary = f"mean {rated.mean():.2f}, median {np.median(rated):.2f}" if len(rated) else ""
         self.has_authors = any(self._authors)
+        self._decision = np.array([p.decision for p in papers], dtype=object)
+        self.decisions = sorted({p.decision for p in papers if p.decision})
+        self.has_decisions = bool(self.decisions)
+        # the sub-scores every venue's form gives, in the order the first reviewed paper lists them
+        names = list(dict.fromkeys(n for p in papers for n in p.sub_scores))
+        self.sub_scores = {n: np.array([p.sub_scores.get(n, np.nan) for p in papers], float) for n in names}
+        self.has_reviews = any(p.ratings for p in papers)
         self.topics = {t.id: t for t in topics}
         self.map_xy = self._map(list(map_points))
 
@@ -126,7 +149,22 @@ class Catalog:
             m &= np.fromiter((any(n in a for n in names) for a in self._authors), bool, len(self.papers))
         if filters.min_rating is not None:
             m &= self._rating >= float(filters.min_rating)  # NaN (no reviews) compares False
+        allowed = decisions_of(filters.decisions)
+        if allowed is not None:
+            m &= np.isin(self._decision, list(allowed))
+        for name, value in filters.min_scores:
+            if name in self.sub_scores:
+                m &= self.sub_scores[name] >= float(value)
         return m
+
+    def count(self, filters: Filters = NO_FILTERS) -> int:
+        """How many papers the filters allow."""
+        mask = self.mask(filters)
+        return len(self.papers) if mask is None else int(mask.sum())
+
+    def known(self, filters: Filters) -> Filters:
+        """The filters as this index can apply them (Filters.known with what the index has)."""
+        return filters.known(self.areas, self.venues, self.has_decisions, self.sub_scores)
 
     def topic_label(self, paper: Paper) -> str:
         t = self.topics.get(paper.topic) if paper.topic is not None else None

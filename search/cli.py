@@ -58,16 +58,21 @@ def _table(header: str, result: Result) -> str:
            + (f"  [{result.order}]" if result.order else "")]
     if result.message:
         out.append(f"  ({result.message})")
+    decided = any(h.paper.decision for h in result.hits)
     for h in result.hits:
         mark = "*" if h.paper.title_derived else " "
         title = textwrap.shorten(h.paper.title, max(20, width - 38), placeholder="…")
         rating = f"{h.paper.avg_rating:5.2f}" if h.paper.avg_rating is not None else "    -"
-        out.append(f"{h.rank:>3}. {h.score:6.3f} {rating} {h.paper.id:<12} {mark}{title}")
+        fate = f"{h.paper.decision[:12]:<12} " if decided else ""
+        out.append(f"{h.rank:>3}. {h.score:6.3f} {rating} {fate}{h.paper.id:<12} {mark}{title}")
+        if h.passage:
+            said = textwrap.shorten(h.passage.text, max(40, width - 12), placeholder="…")
+            out.append(f"       {h.passage.reviewer}, {h.passage.field}: {said}")
     if any(h.paper.title_derived for h in result.hits):
         out.append("  * title derived from the abstract")
     if result.hits:
         out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)}: the list's "
-                   "order, mean review rating (- none), id, title")
+                   "order, mean review rating (- none), " + ("decision, " if decided else "") + "id, title")
     return "\n".join(out)
 
 
@@ -94,23 +99,46 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
     if not any(q.strip() for q in queries):
         raise UsageError("empty query: give TEXT or --file FILE")
     filters = _filters(engine, args)
-    _emit((("query", q, engine.search(q, args.k, args.mode, filters)) for q in queries), args.json)
+    if args.mode == "reviews":
+        _emit((("query", q, engine.search_reviews(q, args.k, filters)) for q in queries), args.json)
+    else:
+        _emit((("query", q, engine.search(q, args.k, args.mode, filters)) for q in queries), args.json)
     return 0
+
+
+def _min_scores(given: list[str]) -> tuple[tuple[str, float], ...]:
+    out = []
+    for item in given:
+        name, _, value = item.partition("=")
+        try:
+            out.append((name.strip(), float(value)))
+        except ValueError:
+            raise UsageError(f"--min-score {item!r}: give a sub-score and a number, e.g. soundness=3") from None
+    return tuple(out)
 
 
 def _filters(engine: Engine, args: argparse.Namespace) -> Filters:
     """The flags as Filters; an area or venue the index lacks is refused with what it has."""
     try:
-        filters = Filters(tuple(args.area), tuple(args.venue), tuple(args.author), args.min_rating, args.sort)
+        filters = Filters(tuple(args.area), tuple(args.venue), tuple(args.author), args.min_rating, args.sort,
+                          tuple(d for given in args.decision for d in given.split(",")),
+                          _min_scores(args.min_score))
     except FilterError as e:
         raise UsageError(f"--{e.field.replace('_', '-')}: {e}") from None
     catalog = engine.catalog
-    for name, given, known in (("area", filters.areas, catalog.areas), ("venue", filters.venues, catalog.venues)):
+    for name, given, known in (("area", filters.areas, catalog.areas), ("venue", filters.venues, catalog.venues),
+                               ("min-score", [n for n, _ in filters.min_scores], catalog.sub_scores)):
         bad = [g for g in given if g not in known]
         if bad:
             raise UsageError(f"unknown --{name} {', '.join(repr(b) for b in bad)}; this index has: "
                              f"{'; '.join(known) or 'none'}")
-    return filters
+    if filters.sort not in SORTS and filters.sort not in catalog.sub_scores:
+        raise UsageError(f"--sort {filters.sort!r}: this index's reviews have no such score; sort by "
+                         f"{', '.join([*SORTS, *catalog.sub_scores])}")
+    if filters.decisions and filters.decisions != ("all",) and not catalog.has_decisions:
+        raise UsageError("--decision: this index holds no decisions (build it from a whole-venue fetch: "
+                         "python -m search fetch)")
+    return catalog.known(filters)
 
 
 def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
@@ -168,7 +196,7 @@ def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
-    from .stats import groups, table
+    from .stats import controversial, groups, table
 
     for group, rows in groups(engine.papers, engine.catalog.topics):
         if args.json:
@@ -176,6 +204,65 @@ def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
                 print(json.dumps({"group": group, **r.to_dict()}, ensure_ascii=False))
         else:
             print(table(rows, {"all": "", "area": "primary area", "topic": "topic"}[group]) + "\n")
+    for fate, papers in controversial(engine.papers).items():
+        if args.json and papers:
+            print(json.dumps({"group": f"most controversial {fate}", "papers": [
+                {"id": p.id, "title": p.title, "ratings": p.ratings} for p in papers]}, ensure_ascii=False))
+        elif papers:
+            print(f"most controversial {fate} papers (widest spread of ratings):")
+            for p in papers:
+                print(f"  {p.id:<12} {' '.join(f'{r:g}' for r in p.ratings):<14} {p.title}")
+            print()
+    return 0
+
+
+def cmd_reviews(engine: Engine, args: argparse.Namespace) -> int:
+    from .reviews import scores_of, texts_of
+
+    record = engine.review_record(args.id)
+    if args.json:
+        print(json.dumps(record, ensure_ascii=False))
+        return 0
+    summary = record["summary"]
+    print(f"{record['title']}\n{record['url']}")
+    print(f"decision: {record['decision'] or 'not known'}" + (f" ({record['decision_text']})"
+                                                             if record.get("decision_text") else ""))
+    if record.get("meta_review"):
+        print("\nmeta-review:")
+        for name, text in record["meta_review"].items():
+            print(textwrap.indent(f"{name}: {text}", "  "))
+    if not record["reviews"]:
+        print("no public reviews in this index")
+        return 0
+    print(f"\n{summary['count']} reviews; ratings {' '.join(f'{r:g}' for r in summary['ratings'])}")
+    names = list(dict.fromkeys(k for r in record["reviews"] for k in scores_of(r)))
+    print("  " + "reviewer".ljust(16) + "".join(n[:12].rjust(13) for n in names))
+    for r in record["reviews"]:
+        scores = scores_of(r)
+        print("  " + r.get("reviewer", "")[:16].ljust(16) +
+              "".join((f"{scores[n]:g}" if n in scores else "-").rjust(13) for n in names))
+    for r in record["reviews"]:
+        print(f"\n── {r.get('reviewer', '')} ({r.get('date', '')})")
+        for name, text in texts_of(r):
+            print(f"{name}:\n{textwrap.indent(text, '  ')}")
+    return 0
+
+
+def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
+    texts = [] if not args.file else ["\n".join(_read_lines(args.file))]
+    query = " ".join(args.text)
+    if sum(map(bool, (query.strip(), args.paper, texts))) != 1:
+        raise UsageError("give one of: QUERY, --paper ID or --file ABSTRACT.txt")
+    if args.k < 1:
+        raise UsageError("-k must be at least 1")
+    fared = engine.fared(query=query, pid=args.paper or "", texts=texts, k=args.k)
+    if args.json:
+        print(json.dumps(fared.to_dict(), ensure_ascii=False))
+        return 0
+    if not fared.has_decisions:
+        print("this index holds no decisions: fetch the whole venue (python -m search fetch) and build its index")
+    print(fared.text())
+    print("\nThis describes how similar submissions fared; it does not predict a decision.")
     return 0
 
 
@@ -188,10 +275,18 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--area", action="append", default=[], help="only this primary area (repeatable)")
         p.add_argument("--venue", action="append", default=[],
                        help="only this venue, e.g. 'ICLR 2026 Oral' (repeatable)")
-        p.add_argument("--sort", choices=SORTS, default="relevance",
-                       help="relevance (default); rating (mean review rating, best first) or oral (orals "
-                            "first, then rating): either keeps, of the 30 most relevant papers, those close "
-                            "to the best match, and re-orders them")
+        p.add_argument("--sort", default="relevance",
+                       help="relevance (default); rating (mean review rating, best first), oral (orals "
+                            "first, then rating), controversy (spread of the ratings), reviews (most "
+                            "reviewed) or a sub-score of the reviews (soundness, presentation, ...): each "
+                            "keeps, of the 30 most relevant papers, those close to the best match, and "
+                            "re-orders them")
+        p.add_argument("--decision", action="append", default=[], metavar="D",
+                       help="accepted (the default where the index holds decisions), rejected, withdrawn, "
+                            "undecided, oral, spotlight, poster, or all (repeatable, or comma-separated)")
+        p.add_argument("--min-score", action="append", default=[], metavar="NAME=X",
+                       help="only papers whose reviews' mean sub-score is at least X, e.g. soundness=3 "
+                            "(repeatable)")
         p.add_argument("--min-rating", type=float, default=None, metavar="X",
                        help="only papers whose reviews' mean rating is at least X")
         p.add_argument("--author", action="append", default=[],
@@ -203,7 +298,8 @@ def parser() -> argparse.ArgumentParser:
     q = sub.add_parser("query", help="papers closest to a text")
     q.add_argument("text", nargs="*")
     q.add_argument("--file", help="one query per line; - for stdin")
-    q.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"ranking (default {DEFAULT_MODE})")
+    q.add_argument("--mode", choices=(*MODES, "reviews"), default=DEFAULT_MODE,
+                   help=f"ranking (default {DEFAULT_MODE}); reviews searches what the papers' reviews say")
     common(q)
     s = sub.add_parser("similar", help="papers closest to one or more papers")
     s.add_argument("ids", nargs="*")
@@ -222,6 +318,20 @@ def parser() -> argparse.ArgumentParser:
         t.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         t.add_argument("--json", action="store_true", help="one JSON object per line")
+    r = sub.add_parser("reviews", help="a paper's decision, meta-review and every review with its scores and texts")
+    r.add_argument("id")
+    r.add_argument("--index", type=Path, default=None,
+                   help="index directory (default: $SEARCH_INDEX, else index/)")
+    r.add_argument("--json", action="store_true", help="one JSON object")
+    fd = sub.add_parser("fared", help="how the submissions nearest to a query, a paper or an abstract fared "
+                                      "(decisions and ratings, beside the venue and the area)")
+    fd.add_argument("text", nargs="*")
+    fd.add_argument("--paper", metavar="ID", help="a paper of the index (left out of its own neighbours)")
+    fd.add_argument("--file", help="an abstract in a text file; - for stdin")
+    fd.add_argument("-k", type=int, default=50, help="neighbours (default 50)")
+    fd.add_argument("--index", type=Path, default=None,
+                    help="index directory (default: $SEARCH_INDEX, else index/)")
+    fd.add_argument("--json", action="store_true", help="one JSON object")
     f = sub.add_parser("fetch", help="download a venue from OpenReview (every submission, its reviews and "
                                      "decision) as JSONL for the build",
                        description="Download a venue from OpenReview's API v2 as JSONL for the build. An "
@@ -326,5 +436,5 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
-                "map": cmd_map, "stats": cmd_stats}
+                "map": cmd_map, "stats": cmd_stats, "reviews": cmd_reviews, "fared": cmd_fared}
     return commands[args.command](engine, args)

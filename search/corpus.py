@@ -22,6 +22,12 @@ class CorpusError(Exception):
     """Bad input; the message is one line that names the file (and line)."""
 
 
+# the parts of a paper papers.jsonl leaves out (search/reviews.py writes them)
+RECORD_ONLY = ("reviews", "meta_review", "decision_text")
+# review fields that are not sub-scores
+NOT_SUB_SCORES = {"rating", "confidence"}
+
+
 @dataclass
 class Paper:
     id: str
@@ -46,9 +52,21 @@ class Paper:
     tldr: str = ""
     code: str = ""           # a code link the abstract or TL;DR gives
     topic: int | None = None  # set at build time (search/topics.py)
+    # each review's rating, in the order OpenReview lists them; the sub-scores' means ("soundness": 2.75)
+    ratings: list[float] = field(default_factory=list)
+    sub_scores: dict[str, float] = field(default_factory=dict)
+    # the record itself, which papers.jsonl leaves out: the index keeps it in its `reviews` part
+    # (search/reviews.py) and reads one paper's on demand, so a cold start never loads 10x the abstracts' text
+    reviews: list[dict] = field(default_factory=list, repr=False)
+    meta_review: dict = field(default_factory=dict, repr=False)
+    decision_text: str = field(default="", repr=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The paper as papers.jsonl holds it: everything but the reviews' texts."""
+        d = asdict(self)
+        for name in RECORD_ONLY:
+            d.pop(name)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Paper":
@@ -75,6 +93,9 @@ class Record:
     decision: str = ""
     tldr: str = ""
     code: str = ""
+    reviews: list[dict] = field(default_factory=list)
+    meta_review: dict = field(default_factory=dict)
+    decision_text: str = ""
     key: str = ""            # match_digest(abstract): made once, it groups copies of one abstract
 
     def __post_init__(self):
@@ -157,6 +178,36 @@ def _as_number(value, where: str, name: str, integer: bool = False) -> float | i
     return int(number) if integer else number
 
 
+def _as_reviews(value, where: str) -> list[dict]:
+    """A record's reviews: objects of numbers and texts (as `python -m search fetch` writes them)."""
+    if value is None or value == "":
+        return []
+    if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+        raise CorpusError(f"{where}: field 'reviews' must be a list of objects")
+    out = []
+    for n, r in enumerate(value, start=1):
+        review = {}
+        for k, v in r.items():
+            if isinstance(v, bool) or not isinstance(k, str):
+                continue
+            if isinstance(v, (int, float)) and v == v:
+                review[k] = v
+            elif isinstance(v, str):
+                review[k] = strip_control(v).strip()
+            elif v is not None:
+                raise CorpusError(f"{where}: review {n}'s field '{k}' must be a number or a text")
+        out.append(review)
+    return out
+
+
+def _as_texts(value, where: str, name: str) -> dict:
+    if value is None or value == "":
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+        raise CorpusError(f"{where}: field '{name}' must be an object of texts")
+    return {str(k): strip_control(str(v)).strip() for k, v in value.items()}
+
+
 def _record(obj: dict, source: str, where: str) -> Record:
     if not isinstance(obj.get("abstract"), str):
         raise CorpusError(f"{where}: no 'abstract' text field")
@@ -171,7 +222,10 @@ def _record(obj: dict, source: str, where: str) -> Record:
                   avg_confidence=_as_number(obj.get("avg_confidence"), where, "avg_confidence"),
                   n_ratings=_as_number(obj.get("n_ratings"), where, "n_ratings", integer=True),
                   decision=_as_str(obj.get("decision"), where, "decision"),
-                  tldr=_as_str(obj.get("tldr"), where, "tldr"), code=_as_str(obj.get("code"), where, "code"))
+                  tldr=_as_str(obj.get("tldr"), where, "tldr"), code=_as_str(obj.get("code"), where, "code"),
+                  reviews=_as_reviews(obj.get("reviews"), where),
+                  meta_review=_as_texts(obj.get("meta_review"), where, "meta_review"),
+                  decision_text=_as_str(obj.get("decision_text"), where, "decision_text"))
 
 
 def _guarded(parse, skip_bad: bool, skipped: list[str]):
@@ -290,11 +344,26 @@ def _first(group: list[Record], name: str):
     return next((getattr(r, name) for r in group if getattr(r, name)), type(getattr(group[0], name))())
 
 
+def sub_score_means(reviews: list[dict]) -> dict[str, float]:
+    """The mean of each number the reviews' form has besides rating and confidence (soundness, ...)."""
+    values: dict[str, list[float]] = {}
+    for r in reviews:
+        for k, v in r.items():
+            if k not in NOT_SUB_SCORES and isinstance(v, (int, float)) and not isinstance(v, bool):
+                values.setdefault(k, []).append(float(v))
+    return {k: round(sum(v) / len(v), 4) for k, v in values.items()}
+
+
 def _reviews(group: list[Record]) -> dict:
-    """The review scores of the first record that has them (all three come from one source)."""
-    rec = next((r for r in group if r.avg_rating is not None or r.n_ratings is not None), None)
-    return {} if rec is None else {"avg_rating": rec.avg_rating, "avg_confidence": rec.avg_confidence,
-                                   "n_ratings": rec.n_ratings}
+    """The review scores of the first record that has them (all come from one source), with its reviews."""
+    rec = next((r for r in group if r.reviews), None) or \
+        next((r for r in group if r.avg_rating is not None or r.n_ratings is not None), None)
+    if rec is None:
+        return {}
+    ratings = [float(r["rating"]) for r in rec.reviews if isinstance(r.get("rating"), (int, float))]
+    return {"avg_rating": rec.avg_rating, "avg_confidence": rec.avg_confidence, "n_ratings": rec.n_ratings,
+            "ratings": ratings, "sub_scores": sub_score_means(rec.reviews), "reviews": rec.reviews,
+            "meta_review": rec.meta_review, "decision_text": rec.decision_text}
 
 
 def _merge_group(key: str, group: list[Record]) -> Paper:

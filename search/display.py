@@ -105,3 +105,29 @@ def inline_markdown(text: str) -> str:
     """Escape text for a line of a Markdown file (the reading list's export), keeping it readable there:
     only what inline Markdown (and GitHub's math and strike-through) acts on, so "6.50" stays "6.50"."""
     return re.sub(r"([\\`*_\[\]<>|$~])", r"\\\1", strip_control(text))
+
+
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def block_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
+    """A longer text a person wrote (a review) as safe HTML: paragraphs and list items, each line drawn as
+    an abstract is (emphasis, math), any HTML in it shown as text."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", strip_control(text).strip()):
+        lines = [line for line in para.splitlines() if line.strip()]
+        items: list[str] = []
+        for line in lines:
+            if _ITEM.match(line):
+                items.append(to_html(_ITEM.sub("", line, count=1), mark))
+            elif items:  # a wrapped list item goes on
+                items[-1] += " " + to_html(line.strip(), mark)
+            else:
+                if out and out[-1].startswith("<p>") and not items:
+                    out[-1] = out[-1][:-4] + "<br>" + to_html(line.strip(), mark) + "</p>"
+                else:
+                    out.append(f"<p>{to_html(line.strip(), mark)}</p>")
+        if items:
+            out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+        out.append("")  # a blank line ends a paragraph
+    return "".join(out)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import explore, lexical, ranking
-from .catalog import Catalog, UnknownPaper, ordered
+from . import explore, lexical, ranking, reviews
+from .catalog import Catalog, UnknownPaper, ordered, spread
+from .fared import Fared, tally
 from .filters import NO_FILTERS, SORTS, Filters
 from .corpus import Paper
 from .embed import as_encoder, load_model
@@ -65,7 +66,8 @@ MATCH_FLOOR, COSINE_FLOOR = 0.70, 0.60
 SHORT_ACROSS = 16
 ACROSS_TIP = ("Short queries in another language match less well: name the technique, or say in a sentence "
               "what the paper does (or ask in English).")
-SORT_WORDS = {"rating": "best rated first", "oral": "orals first, then best rated"}
+SORT_WORDS = {"rating": "best rated first", "oral": "orals first, then best rated",
+              "controversy": "most controversial first (spread of the ratings)", "reviews": "most reviewed first"}
 NO_RATINGS = "This index has no review ratings (the seed lists carry none), so the list is by relevance."
 
 
@@ -76,16 +78,28 @@ class Hit:
     rank: int
     evidence: list[tuple[str, float]] = field(default_factory=list)  # closest sentences
     cosine: float | None = None  # cosine similarity to the query (or the papers), whatever the ranking
+    passage: reviews.Passage | None = None  # search within reviews: the review paragraph that matched
 
     def to_dict(self) -> dict:
         p = self.paper
-        return {"id": p.id, "score": round(float(self.score), 6),
-                "cosine": None if self.cosine is None else round(float(self.cosine), 6), "title": p.title,
-                "title_derived": p.title_derived, "abstract": p.abstract, "sources": p.sources,
-                "url": p.url, "keywords": p.keywords, "primary_area": p.primary_area, "venue": p.venue,
-                "topic": p.topic, "authors": p.authors, "pdf": p.pdf, "avg_rating": p.avg_rating,
-                "avg_confidence": p.avg_confidence, "n_ratings": p.n_ratings,
-                "evidence": [s for s, _ in self.evidence]}
+        out = {"id": p.id, "score": round(float(self.score), 6),
+               "cosine": None if self.cosine is None else round(float(self.cosine), 6), "title": p.title,
+               "title_derived": p.title_derived, "abstract": p.abstract, "tldr": p.tldr, "sources": p.sources,
+               "url": p.url, "keywords": p.keywords, "primary_area": p.primary_area, "venue": p.venue,
+               "decision": p.decision, "topic": p.topic, "authors": p.authors, "pdf": p.pdf, "code": p.code,
+               "avg_rating": p.avg_rating, "avg_confidence": p.avg_confidence, "n_ratings": p.n_ratings,
+               "reviews": review_summary(p), "evidence": [s for s, _ in self.evidence]}
+        if self.passage:
+            out["review_passage"] = {"reviewer": self.passage.reviewer, "field": self.passage.field,
+                                     "text": self.passage.text}
+        return out
+
+
+def review_summary(p: Paper) -> dict:
+    """A paper's reviews in numbers: how many, each rating, their spread, the sub-scores' means."""
+    s = spread(p)
+    return {"count": p.n_ratings or len(p.ratings), "ratings": p.ratings,
+            "spread": None if s is None else round(s, 4), "sub_scores": p.sub_scores}
 
 
 @dataclass
@@ -108,7 +122,8 @@ class Result:
         if self.sort == "relevance" or not self.hits:
             return ""
         first = f"the first {len(self.hits)} of " if self.matched > len(self.hits) else ""
-        return f"{first}{self.matched} papers that match, {SORT_WORDS[self.sort]}"
+        words = SORT_WORDS.get(self.sort, f"best {self.sort} first")
+        return f"{first}{self.matched} papers that match, {words}"
 
 
 def score_text(hit: Hit, score_name: str) -> str:
@@ -172,10 +187,15 @@ class Engine:
         self.catalog = _catalog(data)
         evidence = Evidence.load(data.path) if m.sentences else None
         multilingual = load_space(data.path, m.multilingual, len(self.papers))
+        try:
+            self.reviews = reviews.load(data.path, m.reviews, len(self.papers))
+        except (OSError, ValueError) as e:
+            raise IndexLoadError(f"{data.path}: its reviews cannot be read ({e}); {REBUILD}") from None
         self.rankers = Rankers(data.vectors, m.index.exact,
                                lexical.Lexical(data.path, len(self.papers)), evidence, multilingual,
                                self.catalog.derived)
         self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
+        self._fates: dict = {}
 
     @property
     def manifest(self) -> Manifest:
@@ -294,6 +314,8 @@ class Engine:
         to give when the filters leave no paper. The sort falls back to relevance, and says so, on an
         index without ratings; a sort takes SORT_POOL candidates to re-order, relevance k."""
         sort, notice = filters.sort, ""
+        if sort not in SORTS and sort not in self.catalog.sub_scores:
+            raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join([*SORTS, *self.catalog.sub_scores])}")
         if sort != "relevance" and not self.catalog.has_ratings:
             sort, notice = "relevance", NO_RATINGS
         mask = self.catalog.mask(filters)
@@ -367,6 +389,73 @@ class Engine:
         best = (rk.vectors @ extra.T).max(axis=0) if len(self.papers) else np.zeros(len(texts))
         message = " ".join(m for m in (unsorted, nothing_close_upload(texts, best)) if m)
         return Result(hits, message, mode="svm", score_name="SVM", sort=sort, matched=matched)
+
+    def review_record(self, pid: str) -> dict:
+        """A paper's decision, meta-review and every review with its scores and texts, read from the index's
+        reviews part ({"id", "reviews": []} on an index without reviews); UnknownPaper for an unknown id."""
+        row = self.catalog.row(pid)
+        if row is None:
+            raise UnknownPaper([pid])
+        p = self.papers[row]
+        record = self.reviews.of(row) if self.reviews else {"id": p.id, "reviews": []}
+        return {"id": p.id, "title": p.title, "decision": p.decision, "venue": p.venue, "tldr": p.tldr,
+                "url": p.url, "summary": review_summary(p), **record}
+
+    def search_reviews(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> Result:
+        """Papers ranked by what their reviews say, each with the review paragraph that matched and its
+        reviewer (BM25 over the reviews' text fields: reviews.py)."""
+        query = (query or "").strip()
+        if not query:
+            return Result(message="Type what the reviews should say.", mode="reviews")
+        if not (self.reviews and self.reviews.searchable):
+            why = ("this index holds no reviews" if not self.reviews else
+                   "this index was built with --no-review-search")
+            return Result(message=f"Search within reviews needs an index with reviews; {why}. Fetch a venue "
+                                  "(`python -m search fetch`) and build its index.", mode="reviews")
+        mask = self.catalog.mask(filters)
+        if mask is not None and not mask.any():
+            return Result(message="No paper matches these filters.", mode="reviews")
+        found = self.reviews.search(query[:MAX_QUERY_CHARS], mask, clamp(k, len(self.papers)))
+        hits = [Hit(self.papers[x.row], x.score, i + 1, passage=x) for i, x in enumerate(found)]
+        message = "" if hits else "No review uses these words. Try other words, or search the abstracts."
+        return Result(hits, message, mode="reviews", score_name="BM25",
+                      terms=set(lexical.tokenize(query)))
+
+    def fared(self, query: str = "", pid: str = "", texts: list[str] = (), k: int = 50) -> Fared:
+        """How the k submissions nearest to a query, a paper (never itself) or some texts fared: their
+        decisions and ratings, beside the whole venue's and the primary area's. It describes; it does
+        not predict (benchmarks/results/fared.md: how little the neighbours' share tells)."""
+        exclude: list[int] = []
+        area = ""
+        if pid:
+            row = self.catalog.row(pid)
+            if row is None:
+                raise UnknownPaper([pid])
+            vec, exclude, area = self.rankers.vectors[row:row + 1], [row], self.papers[row].primary_area
+        elif query.strip():
+            vec, _ = self.queries.english(query.strip()[:MAX_QUERY_CHARS])
+        else:
+            texts = [t.strip()[:MAX_QUERY_CHARS] for t in texts if t and t.strip()]
+            if not texts:
+                raise ValueError("fared needs a query, a paper or a text")
+            vec = unit(self.model.encode(texts).mean(axis=0, keepdims=True))
+        mask = None
+        if exclude:
+            mask = np.ones(len(self.papers), dtype=bool)
+            mask[exclude] = False
+        rows = self.rankers.dense(vec, clamp(k, len(self.papers) - len(exclude)), mask).tolist()
+        neighbours = [self.papers[r] for r in rows]
+        if not area:  # the area most of the neighbours are in
+            areas = [p.primary_area for p in neighbours if p.primary_area]
+            area = max(set(areas), key=areas.count) if areas else ""
+        return Fared(neighbours=tally(neighbours), ids=[p.id for p in neighbours], venue=self._fate(None),
+                     area=area, area_fate=self._fate(area) if area else None)
+
+    def _fate(self, area: str | None):
+        """The venue's (None) or an area's fate, tallied once: 19,630 papers take some 20 ms."""
+        if area not in self._fates:
+            self._fates[area] = tally(p for p in self.papers if area is None or p.primary_area == area)
+        return self._fates[area]
 
     def shared(self, pid: str, other: str) -> tuple[list[str], tuple[str, str, float]]:
         """What two papers share: common keywords and their closest pair of sentences."""

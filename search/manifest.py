@@ -64,6 +64,14 @@ class MultilingualEntry:
     tokenizer: str = "sentencepiece"
 
 
+@dataclass(frozen=True)
+class ReviewsEntry:
+    papers: int           # papers with at least one review
+    reviews: int
+    searchable: bool      # review_bm25/ was built (search within reviews)
+    fields: int = 0       # its documents: the reviews' text fields
+
+
 @dataclass
 class Manifest:
     model: ModelEntry
@@ -76,6 +84,7 @@ class Manifest:
     explore: ExploreEntry | None = None
     query_encoder: EncoderEntry | None = None
     multilingual: MultilingualEntry | None = None
+    reviews: ReviewsEntry | None = None
     embedding: dict = field(default_factory=dict)  # backend, CPU, batch size, seconds (for reading, not loading)
     inputs: list[str] = field(default_factory=list)
     inputs_digest: str = ""   # build.inputs_digest: the input files' bytes
@@ -116,6 +125,7 @@ class Manifest:
             explore=_optional(ExploreEntry, d, "explore"),
             query_encoder=_optional(EncoderEntry, d, "query_encoder"),
             multilingual=_optional(MultilingualEntry, d, "multilingual"),
+            reviews=_optional(ReviewsEntry, d, "reviews"),
             embedding=d.get("embedding") or {}, inputs=d.get("inputs") or [],
             inputs_digest=d.get("inputs_digest") or "", skipped_lines=d.get("skipped_lines") or 0,
             built_at=d.get("built_at") or "", library_versions=d.get("library_versions") or {},

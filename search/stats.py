@@ -1,11 +1,13 @@
-"""The conference at a glance: per primary area and per topic, papers, orals and review ratings."""
+"""The conference at a glance: per primary area and per topic, papers, orals, decisions and review ratings."""
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
+from .catalog import spread
 from .corpus import Paper
+from .filters import decision_group
 
 
 @dataclass
@@ -21,14 +23,23 @@ class GroupStats:
     best: list[str] = field(default_factory=list)   # ids, best-rated first
     ratings: list[float] = field(default_factory=list)  # every rated paper's mean rating, for charts
     id: int | None = None            # the topic's id, for a group that is a topic
+    # where the index holds decisions: papers per decision group (accepted, rejected, withdrawn, undecided)
+    decisions: dict[str, int] = field(default_factory=dict)
 
     @property
     def oral_share(self) -> float:
         return self.orals / self.papers if self.papers else 0.0
 
+    @property
+    def acceptance(self) -> float | None:
+        """Accepted of the decided (accepted or rejected); None where none is decided."""
+        decided = self.decisions.get("accepted", 0) + self.decisions.get("rejected", 0)
+        return self.decisions.get("accepted", 0) / decided if decided else None
+
     def to_dict(self, ratings: bool = False) -> dict:
         d = asdict(self)
         d["oral_share"] = round(self.oral_share, 4)
+        d["acceptance_rate"] = None if self.acceptance is None else round(self.acceptance, 4)
         if not ratings:
             d.pop("ratings")
         return d
@@ -41,8 +52,13 @@ def is_oral(p: Paper) -> bool:
 def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
     rated = sorted((p for p in papers if p.avg_rating is not None), key=lambda p: -p.avg_rating)
     values = sorted(p.avg_rating for p in rated)
+    decisions: dict[str, int] = {}
+    for p in papers:
+        group = decision_group(p.decision)
+        if group:
+            decisions[group] = decisions.get(group, 0) + 1
     out = GroupStats(name, len(papers), sum(map(is_oral, papers)), len(rated),
-                     best=[p.id for p in rated[:best]], ratings=values)
+                     best=[p.id for p in rated[:best]], ratings=values, decisions=decisions)
     if values:
         out.mean, out.median = round(statistics.fmean(values), 3), round(statistics.median(values), 3)
         if len(values) > 1:
@@ -74,17 +90,62 @@ def groups(papers: list[Paper], topics: dict) -> list[tuple[str, list[GroupStats
     return out
 
 
+def controversial(papers: Iterable[Paper], n: int = 5) -> dict[str, list[Paper]]:
+    """The accepted and the rejected papers whose reviewers disagreed most (widest spread of ratings)."""
+    out: dict[str, list[Paper]] = {"accepted": [], "rejected": []}
+    for p in papers:
+        group = decision_group(p.decision)
+        if group in out and spread(p) is not None:
+            out[group].append(p)
+    return {g: sorted(ps, key=lambda p: (-spread(p), p.id))[:n] for g, ps in out.items()}
+
+
+def ratings_by_decision(papers: Iterable[Paper]) -> dict[str, list[float]]:
+    """Mean ratings of the accepted, rejected and withdrawn papers (empty where the index has no decisions)."""
+    out: dict[str, list[float]] = {}
+    for p in papers:
+        group = decision_group(p.decision)
+        if group in ("accepted", "rejected", "withdrawn") and p.avg_rating is not None:
+            out.setdefault(group, []).append(p.avg_rating)
+    return out
+
+
 def table(rows: list[GroupStats], title: str) -> str:
     """A plain-text table for the terminal (and for anyone who cannot see the charts)."""
     width = max([len(title)] + [len(r.name) for r in rows])
-    out = [f"{title:<{width}}  papers  orals  rated   mean  median  q1-q3"]
+    decided = any(r.decisions for r in rows)
+    out = [f"{title:<{width}}  papers  orals  rated   mean  median  q1-q3" + ("       accepted" if decided else "")]
     for r in rows:
-        spread = f"{r.q1:.2f}-{r.q3:.2f}" if r.q1 is not None else "-"
+        spread_ = f"{r.q1:.2f}-{r.q3:.2f}" if r.q1 is not None else "-"
         mean = f"{r.mean:.2f}" if r.mean is not None else "-"
         median = f"{r.median:.2f}" if r.median is not None else "-"
-        out.append(f"{r.name:<{width}}  {r.papers:>6}  {r.oral_share:>5.0%}  {r.rated:>5}  {mean:>5}  "
-                   f"{median:>6}  {spread}")
+        line = (f"{r.name:<{width}}  {r.papers:>6}  {r.oral_share:>5.0%}  {r.rated:>5}  {mean:>5}  "
+                f"{median:>6}  {spread_:<11}")
+        if decided:
+            line += f"  {r.acceptance:>7.1%}" if r.acceptance is not None else "        -"
+        out.append(line.rstrip())
+    if decided:
+        out.append("accepted: accepted of the decided (accepted or rejected); withdrawn and undecided papers "
+                   "are left out")
     return "\n".join(out)
+
+
+def decision_figure(by_decision: dict[str, list[float]]):
+    """Mean ratings of accepted, rejected and withdrawn papers as overlaid histograms (Paper Copilot's view)."""
+    import plotly.graph_objects as go
+
+    from .fared import COLOURS
+
+    fig = go.Figure()
+    for group in ("accepted", "rejected", "withdrawn"):
+        if by_decision.get(group):
+            fig.add_trace(go.Histogram(x=by_decision[group], xbins={"size": 0.25}, name=group, opacity=0.6,
+                                       marker_color=COLOURS[group],
+                                       hovertemplate=f"{group}, rating %{{x}}: %{{y}} papers<extra></extra>"))
+    fig.update_layout(barmode="overlay", height=280, margin=dict(l=10, r=10, t=10, b=40), template="plotly_white",
+                      xaxis_title="mean review rating of a paper", yaxis_title="papers",
+                      legend=dict(orientation="h", y=1.1))
+    return fig
 
 
 def box_figure(rows: list[GroupStats], axis: str):

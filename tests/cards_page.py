@@ -18,10 +18,12 @@ class _Cards(HTMLParser):
         a = dict(attrs)
         cls = a.get("class") or ""
         if "ps-card" in cls.split():
-            self.cards.append({"pid": a["data-pid"], "title": "", "small": "", "body": "", "abstract": "",
+            self.cards.append({"pid": a["data-pid"], "title": "", "lead": "", "small": "", "body": "", "abstract": "",
                                "buttons": [], "links": []})
         elif tag == "h5":
             self.field = "title"
+        elif "ps-lead" in cls:
+            self.field = "lead"
         elif "ps-small" in cls:
             self.field = "small"
         elif "ps-body" in cls:

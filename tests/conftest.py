@@ -221,3 +221,52 @@ def run_build(*args: str, **kw) -> Ran:
     import index_build
 
     return run_in_process(index_build.run, list(args), **kw)
+
+
+# ---------------------------------------------------------------- a whole venue: decisions and reviews
+
+CRAWL = ROOT.parent / "shared" / "data" / "iclr2026_openreview.jsonl.gz"
+VENUE_NOTES = 240   # the crawl's first notes by id: every kind of decision, about 900 reviews
+
+
+@pytest.fixture(scope="session")
+def venue_records(tmp_path_factory) -> Path:
+    """The first VENUE_NOTES submissions of the shared crawl, fetched from a local OpenReview API v2 through
+    the official client as `python -m search fetch` fetches them: decisions, reviews, TL;DRs."""
+    import gzip
+    import json
+    from itertools import islice
+
+    if not CRAWL.is_file():
+        pytest.skip("needs ../shared/data/iclr2026_openreview.jsonl.gz (the ICLR 2026 crawl)")
+    from openreview_server import OpenReviewServer
+    from search.fetch import DEFAULT_VENUE, fetch_venue
+    from search.openreview_api import Api
+
+    def make(d: Path) -> None:
+        with gzip.open(CRAWL, "rb") as f:
+            raw = list(islice(f, VENUE_NOTES))
+        group = json.loads((CRAWL.parent / "iclr2026_openreview_group.json").read_text())
+        with OpenReviewServer(raw, group) as server:
+            fetch_venue(Api(server.url), DEFAULT_VENUE, d / "venue.jsonl")
+
+    return shared_dir(tmp_path_factory, "venue-records", make) / "venue.jsonl"
+
+
+@pytest.fixture(scope="session")
+def venue_index(tmp_path_factory, model, venue_records, embedding_cache) -> Path:
+    """The fetched submissions built with the real model, their reviews included."""
+    from search.build import build_index
+
+    def make(d: Path) -> None:
+        build_index([venue_records], d / "index", model=model, cache_dir=embedding_cache)
+
+    return shared_dir(tmp_path_factory, "venueindex", make) / "index"
+
+
+@pytest.fixture(scope="session")
+def venue_engine(venue_index, model, fingerprint):
+    from search.engine import Engine
+    from search.index import load_index
+
+    return Engine(load_index(venue_index), model, fingerprint)

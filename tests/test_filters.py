@@ -8,18 +8,38 @@ def test_values_are_cleaned_and_checked_once():
     f = Filters(areas=(" optimization ", "", "optimization"), authors=("LeCun",), min_rating=6, sort="rating")
     assert f.areas == ("optimization",) and f.narrows
     assert not Filters(sort="oral").narrows  # a sort alone leaves no paper out
-    with pytest.raises(FilterError, match="unknown sort 'stars'"):
-        Filters(sort="stars")
+    with pytest.raises(FilterError, match="unknown sort 'Stars!'"):
+        Filters(sort="Stars!")
+    # a word may name a sub-score of the reviews: the index says whether it has one
+    assert Filters(sort="stars").known([], []).sort == "relevance"
+    assert Filters(sort="stars").known([], []).unknown == ("sort 'stars'",)
+    assert Filters(sort="soundness").known([], [], sub_scores=["soundness"]).sort == "soundness"
     with pytest.raises(FilterError, match="from 0 to 10"):
         Filters(min_rating=11)
 
 
 def test_the_address_gives_filters_and_names_what_it_ignored():
     f, ignored = Filters.from_address({"area": ["optimization", "robotics"], "author": ["  Müller "],
-                                        "sort": ["stars"], "min_rating": ["eleven"]})
-    assert f == Filters(areas=("optimization", "robotics"), authors=("Müller",))
-    assert ignored == ["sort=stars (use relevance, rating, oral)", "min_rating=eleven (use a rating from 0 to 10)"]
+                                        "sort": ["Stars!"], "min_rating": ["eleven"], "decision": ["maybe,all"],
+                                        "min_soundness": ["many"], "min_presentation": ["2.5"]})
+    assert f == Filters(areas=("optimization", "robotics"), authors=("Müller",), decisions=("all",),
+                        min_scores=(("presentation", 2.5),))
+    assert ignored == ["sort=Stars! (use relevance, rating, oral, controversy, reviews or a sub-score)",
+                       "decision=maybe (use accepted, rejected, withdrawn, undecided, oral, spotlight, poster, all)",
+                       "min_soundness=many (use a score from 0 to 10)",
+                       "min_rating=eleven (use a rating from 0 to 10)"]
     assert Filters.from_address({"min_rating": ["6.5"], "sort": ["oral"]}) == (Filters(min_rating=6.5, sort="oral"), [])
+
+
+def test_decisions_default_to_accepted_where_an_index_has_them():
+    assert Filters().known([], [], has_decisions=True).decisions == ("accepted",)
+    assert Filters(decisions=("all",)).known([], [], has_decisions=True).decisions == ("all",)
+    assert not Filters(decisions=("all",)).narrows and Filters(decisions=("Rejected",)).narrows
+    dropped = Filters(decisions=("rejected",), min_scores=(("soundness", 3),)).known([], [])
+    assert dropped.decisions == () and dropped.min_scores == ()
+    assert dropped.unknown == ("decision 'rejected'", "sub-score 'soundness'")
+    with pytest.raises(FilterError, match="unknown decision 'maybe'"):
+        Filters(decisions=("maybe",))
 
 
 def test_values_an_index_lacks_are_dropped_and_named():

@@ -1,0 +1,167 @@
+"""The reviews of every paper as a part of the index, read one paper at a time; and search within them.
+
+The reviews hold about ten times the abstracts' text (250 MB at ICLR 2026's 19,630 submissions), so
+papers.jsonl leaves them out and the page never loads them at start: `reviews.jsonl` holds one line per
+paper in index order and `reviews_offsets.npy` where each line starts, so a paper's reviews are one seek.
+
+Search within reviews is BM25 over each review's text fields (summary, strengths, weaknesses, questions,
+...), one document per field, in `review_bm25/`. A paper ranks by its best-matching field; the card shows
+that field's best paragraph and its reviewer. It loads on the first search in this scope (memory-mapped).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import Paper
+from .lexical import FILLER, tokenize
+from .manifest import ReviewsEntry
+
+REVIEWS = "reviews.jsonl"
+OFFSETS = "reviews_offsets.npy"
+SEARCH_DIR = "review_bm25"
+FIELDS = "review_fields.npy"
+# the order a review's texts are shown and searched in; other text fields of a form follow in their own order
+TEXT_ORDER = ("summary", "strengths", "weaknesses", "questions", "strengths_and_weaknesses", "review",
+              "limitations")
+# words of a question about reviews, not about their content: "reviewers asked for a comparison with DPO"
+REVIEW_FILLER = FILLER | frozenset("""reviewer reviewers review reviews asked ask asks asking request requested
+requests said say says wanted wants comment comments complained complain paper papers authors author
+""".split())
+DESCRIPTION = "BM25 (bm25s) over each review's text fields, one document per field; a paper ranks by its best field"
+
+
+def record_of(p: Paper) -> dict:
+    """What the reviews part keeps of a paper."""
+    out: dict = {"id": p.id, "reviews": p.reviews}
+    if p.meta_review:
+        out["meta_review"] = p.meta_review
+    if p.decision_text:
+        out["decision_text"] = p.decision_text
+    return out
+
+
+def texts_of(review: dict) -> list[tuple[str, str]]:
+    """A review's text fields as (name, text), in the order they are shown."""
+    names = [n for n in TEXT_ORDER if n in review] + \
+            [n for n, v in review.items() if n not in TEXT_ORDER and isinstance(v, str) and n not in ("reviewer", "date")]
+    return [(n, review[n]) for n in names if isinstance(review.get(n), str) and review[n].strip()]
+
+
+def scores_of(review: dict) -> dict[str, float]:
+    """A review's numbers (rating, confidence, soundness, ...)."""
+    return {k: v for k, v in review.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def write(build_dir: Path, papers: list[Paper], searchable: bool = True) -> ReviewsEntry | None:
+    """reviews.jsonl and its offsets (and the search over them); the manifest entry, or None without reviews."""
+    if not any(p.reviews or p.meta_review for p in papers):
+        return None
+    offsets = np.zeros(len(papers) + 1, dtype=np.int64)
+    fields: list[tuple[int, int, int]] = []   # (row, review, field) of each search document
+    docs: list[list[str]] = []
+    with open(build_dir / REVIEWS, "wb") as f:
+        for row, p in enumerate(papers):
+            f.write(json.dumps(record_of(p), ensure_ascii=False).encode("utf-8") + b"\n")
+            offsets[row + 1] = f.tell()
+            if searchable:
+                for r, review in enumerate(p.reviews):
+                    for k, (_, text) in enumerate(texts_of(review)):
+                        fields.append((row, r, k))
+                        docs.append(tokenize(text) or ["\x00"])
+    np.save(build_dir / OFFSETS, offsets)
+    if searchable and docs:
+        import bm25s
+
+        retriever = bm25s.BM25()
+        retriever.index(docs, show_progress=False)
+        retriever.save(str(build_dir / SEARCH_DIR), show_progress=False)
+        np.save(build_dir / FIELDS, np.asarray(fields, dtype=np.int32))
+    return ReviewsEntry(papers=sum(1 for p in papers if p.reviews), reviews=sum(len(p.reviews) for p in papers),
+                        searchable=bool(searchable and docs), fields=len(docs))
+
+
+@dataclass
+class Passage:
+    row: int
+    reviewer: str
+    field: str
+    text: str          # the field's paragraph that matches best
+    score: float
+
+
+def paragraphs(text: str) -> list[str]:
+    """A review text's paragraphs and list items."""
+    parts = re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+class Reviews:
+    """One paper's reviews on demand; the search within all of them, loaded on first use."""
+
+    def __init__(self, path: Path, entry: ReviewsEntry, count: int):
+        self.path, self.entry = path, entry
+        self.offsets = np.load(path / OFFSETS)
+        if len(self.offsets) != count + 1:
+            raise ValueError(f"{path / OFFSETS} has {len(self.offsets) - 1} papers, the index {count}")
+        self._search = None
+
+    @property
+    def searchable(self) -> bool:
+        return self.entry.searchable
+
+    def of(self, row: int) -> dict:
+        """{"id", "reviews": [...], "meta_review"?, "decision_text"?} of the paper at this row."""
+        start, end = int(self.offsets[row]), int(self.offsets[row + 1])
+        with open(self.path / REVIEWS, "rb") as f:
+            f.seek(start)
+            return json.loads(f.read(end - start))
+
+    def _load_search(self):
+        if self._search is None:
+            import bm25s
+
+            retriever = bm25s.BM25.load(str(self.path / SEARCH_DIR), mmap=True, show_progress=False)
+            self._search = (retriever, retriever.vocab_dict, np.load(self.path / FIELDS))
+        return self._search
+
+    def search(self, query: str, allowed: np.ndarray | None = None, k: int = 10) -> list[Passage]:
+        """Papers ranked by their best-matching review field, best first, with that field's best paragraph."""
+        if not self.searchable:
+            return []
+        retriever, vocab, fields = self._load_search()
+        terms = [t for t in dict.fromkeys(tokenize(" ".join(
+            w for w in re.findall(r"(?u)\b\w\w+\b", query.lower()) if w not in REVIEW_FILLER))) if t in vocab]
+        if not terms:
+            return []
+        scores = np.asarray(retriever.get_scores([vocab[t] for t in terms]), dtype=np.float32)
+        order = np.argsort(-scores, kind="stable")
+        out: list[Passage] = []
+        seen: set[int] = set()
+        for doc in order:
+            if scores[doc] <= 0 or len(out) >= k:
+                break
+            row, r, k_field = (int(x) for x in fields[doc])
+            if row in seen or (allowed is not None and not allowed[row]):
+                continue
+            seen.add(row)
+            review = self.of(row)["reviews"][r]
+            name, text = texts_of(review)[k_field]
+            out.append(Passage(row, review.get("reviewer", ""), name, best_paragraph(text, set(terms)),
+                               float(scores[doc])))
+        return out
+
+
+def best_paragraph(text: str, terms: set[str], limit: int = 700) -> str:
+    """The paragraph of a text holding most of the query's terms (the first on a tie), cut to `limit`."""
+    parts = paragraphs(text) or [text]
+    best = max(parts, key=lambda p: len(terms & set(tokenize(p))))
+    return best if len(best) <= limit else best[:limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def load(path: Path, entry: ReviewsEntry | None, count: int) -> Reviews | None:
+    return Reviews(path, entry, count) if entry else None
