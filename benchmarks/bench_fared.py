@@ -98,7 +98,15 @@ def main() -> int:
         in_area = areas == area
         acc, dec = accepted[in_area].sum(), judged[in_area].sum()
         area_rate[in_area] = (acc - accepted[in_area]) / np.maximum(dec - judged[in_area], 1)
-    rows.append(("primary area's accepted share (the paper left out)", roc_auc_score(y, area_rate[judged])))
+    rows.append(("primary area's accepted share (the paper left out: leaving out lowers an accepted paper's "
+                 "own area's share and raises a rejected one's, so this falls below chance)",
+                 roc_auc_score(y, area_rate[judged])))
+    area_all = np.empty(len(papers))
+    for area in set(areas):
+        in_area = areas == area
+        area_all[in_area] = accepted[in_area].sum() / max(judged[in_area].sum(), 1)
+    rows.append(("primary area's accepted share (the paper counted: the base rate as a reader sees it)",
+                 roc_auc_score(y, area_all[judged])))
     rating = np.array([np.nan if p.avg_rating is None else p.avg_rating for p in papers])
     rated = judged & np.isfinite(rating)
     rows.append(("the paper's own mean review rating (papers with reviews)",
@@ -115,8 +123,8 @@ def main() -> int:
     lines += [f"| {name} | {auc:.3f} |" for name, auc in rows]
     lines += ["", f"Neighbours of every submission: {dense_s:.1f} s (vectors), {sparse_s:.1f} s (TF-IDF, built "
               "and searched).", "",
-              "Reading: the neighbours' share is a description of a neighbourhood, barely better than the "
-              "area's rate at telling a paper's fate; a paper's own reviews tell it far better. The page and "
+              "Reading: the neighbours' share describes a neighbourhood; it tells a paper's fate barely better "
+              "than chance and than its area's rate, where the paper's own reviews tell it well. The page and "
               "`python -m search fared` say so beside the panel."]
     write_report(lines, args.report)
     return 0

@@ -62,9 +62,11 @@ DRAWN = ("([q, first]) => new URLSearchParams(location.search).get('q') === q &&
 def first_titles(index: Path, qs: list[str]) -> dict[str, str]:
     """Each query's first hit as the page shows it (default ranking, ten results), to know its results are drawn."""
     from search.engine import open_engine
+    from search.filters import Filters
 
     engine = open_engine(index)
-    return {q: engine.search(q, 10).hits[0].paper.title[:40] for q in qs}
+    shown = engine.catalog.known(Filters())  # the page's default: the accepted papers where there are decisions
+    return {q: engine.search(q, 10, filters=shown).hits[0].paper.title[:40] for q in qs}
 
 
 def submit(page, q: str, first: str | None) -> float:

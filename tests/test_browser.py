@@ -258,3 +258,47 @@ def test_map_lists_the_hits_beside_it_and_a_hit_rings_its_point_then_opens(confe
     page.wait_for_function(f"() => location.search.includes('paper={hits[2].id}')", timeout=30_000)
     page.locator("h5").first.wait_for(timeout=30_000)
     no_error_on(page)
+
+
+@pytest.fixture(scope="module")
+def venue_server(venue_index):
+    with streamlit_server(ROOT, venue_index) as url:
+        yield url
+
+
+def test_a_paper_of_the_whole_venue_shows_its_fate_ratings_and_folded_reviews(venue_server, page, venue_engine,
+                                                                             tmp_path_factory):
+    paper = max(venue_engine.papers, key=lambda p: (len(p.ratings), bool(p.tldr)))
+    page.goto(f"{venue_server}/?paper={paper.id}")
+    page.get_by_text(f"Reviews · {paper.decision}").wait_for(timeout=60_000)
+    settled(page)
+    card = page.locator(".ps-card").first
+    small = card.locator(".ps-small").inner_text()
+    assert paper.decision in small and " ".join(f"{r:g}" for r in paper.ratings) in small
+    if paper.tldr:
+        assert card.locator(".ps-lead").inner_text().strip() == paper.tldr.strip()
+    # one folded expander per review: its text is hidden until opened
+    reviewers = [r for r in venue_engine.review_record(paper.id)["reviews"]]
+    first = reviewers[0]
+    summary = page.get_by_text(first["summary"][:50], exact=False)
+    assert not summary.is_visible()
+    page.get_by_text(first["reviewer"], exact=False).first.click()
+    summary.first.wait_for(state="visible", timeout=10_000)
+    shots = tmp_path_factory.mktemp("shots")
+    page.screenshot(path=str(shots / "paper-reviews.png"), full_page=True)
+    no_error_on(page)
+
+
+def test_the_venue_opens_on_accepted_papers_and_one_click_searches_them_all(venue_server, page, venue_engine):
+    from search.filters import decision_group
+
+    page.goto(f"{venue_server}/?q=language+models")
+    page.get_by_role("button", name="Search every submission").wait_for(timeout=60_000)
+    settled(page)
+    smalls = page.locator(".ps-small").all_inner_texts()
+    assert smalls and all(any(d in s for d in ("Oral", "Poster", "Spotlight")) for s in smalls)
+    page.get_by_role("button", name="Search every submission").click()
+    page.wait_for_function("() => location.search.includes('decision=all')", timeout=30_000)
+    page.wait_for_function("() => [...document.querySelectorAll('.ps-small')].some(e => /Rejected|Withdrawn/.test(e.innerText))",
+                           timeout=30_000)
+    no_error_on(page)
