@@ -40,8 +40,11 @@ def expected(notes: Path) -> dict[str, tuple[str, int, float | None]]:
     out = {}
     for line in gzip.open(notes, "rb"):
         n = json.loads(line)
-        ratings = [r["content"]["rating"]["value"] for r in n["details"]["replies"]
-                   if r["invitations"][0].endswith("/-/Official_Review")]
+        latest = {}  # a review edited after posting is listed once per version: its last one stands
+        for r in n["details"]["replies"]:
+            if r["invitations"][0].endswith("/-/Official_Review") and r["mdate"] >= latest.get(r["id"], {"mdate": 0})["mdate"]:
+                latest[r["id"]] = r
+        ratings = [r["content"]["rating"]["value"] for r in latest.values()]
         out[n["id"]] = (FATES[n["content"]["venue"]["value"]], len(ratings),
                         sum(ratings) / len(ratings) if ratings else None)
     return out

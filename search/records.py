@@ -91,9 +91,25 @@ def authors(value) -> list[str]:
 
 
 def _replies(note, name: str) -> list[dict]:
+    """The replies of one invitation, once each: OpenReview can list a reply edited after it was posted
+    (a rating raised after the rebuttal) once per version under the same id (968 of ICLR 2026's 76,816
+    reviews); the latest version (by modification date) stands, where the first one stood."""
     replies = (getattr(note, "details", None) or {}).get("replies") or []
-    return [r for r in replies if isinstance(r, dict)
-            and any(str(inv).endswith(f"/-/{name}") for inv in r.get("invitations") or [])]
+    latest: dict[str, dict] = {}
+    for r in replies:
+        if not (isinstance(r, dict) and any(str(inv).endswith(f"/-/{name}") for inv in r.get("invitations") or [])):
+            continue
+        key = str(r.get("id") or id(r))
+        if key not in latest or _modified(r) >= _modified(latest[key]):
+            latest[key] = r
+    return list(latest.values())
+
+
+def _modified(reply: dict) -> float:
+    for name in ("tmdate", "mdate", "tcdate", "cdate"):
+        if isinstance(reply.get(name), (int, float)):
+            return float(reply[name])
+    return 0.0
 
 
 def _signer(reply: dict) -> str:

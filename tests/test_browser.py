@@ -281,7 +281,7 @@ def test_a_paper_of_the_whole_venue_shows_its_fate_ratings_and_folded_reviews(ve
     reviewers = [r for r in venue_engine.review_record(paper.id)["reviews"]]
     first = reviewers[0]
     summary = page.get_by_text(first["summary"][:50], exact=False)
-    assert not summary.is_visible()
+    assert not summary.first.is_visible()
     page.get_by_text(first["reviewer"], exact=False).first.click()
     summary.first.wait_for(state="visible", timeout=10_000)
     shots = tmp_path_factory.mktemp("shots")
