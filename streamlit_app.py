@@ -435,12 +435,12 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
             st.caption(f"{own.orals} orals ({own.oral_share:.0%}) · {own.rated} with reviews · mean rating "
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
                        f"(the conference: {engine.catalog.rating_summary})")
-            venue = summarise("venue", engine.papers)
-            if own.acceptance is not None and venue.acceptance is not None:
+            venue = engine.fate()  # tallied once per index
+            if own.acceptance is not None and venue.accepted_share is not None:
                 st.caption(f"Accepted: {own.acceptance:.0%} of this topic's decided submissions "
                            f"({own.decisions.get('accepted', 0)} of "
                            f"{own.decisions.get('accepted', 0) + own.decisions.get('rejected', 0)}); "
-                           f"the venue: {venue.acceptance:.0%}")
+                           f"the venue: {venue.accepted_share:.0%}")
             st.plotly_chart(histogram_figure(own.ratings, topic.label), width="stretch", key="topic-hist",
                             config={"displayModeBar": False})
     pages = max(1, -(-len(papers) // TOPIC_PAGE))

@@ -115,19 +115,17 @@ def block_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
     an abstract is (emphasis, math), any HTML in it shown as text."""
     out: list[str] = []
     for para in re.split(r"\n\s*\n", strip_control(text).strip()):
-        lines = [line for line in para.splitlines() if line.strip()]
+        lines: list[str] = []   # the paragraph's lines before any list item
         items: list[str] = []
-        for line in lines:
+        for line in (x.strip() for x in para.splitlines() if x.strip()):
             if _ITEM.match(line):
                 items.append(to_html(_ITEM.sub("", line, count=1), mark))
             elif items:  # a wrapped list item goes on
-                items[-1] += " " + to_html(line.strip(), mark)
+                items[-1] += " " + to_html(line, mark)
             else:
-                if out and out[-1].startswith("<p>") and not items:
-                    out[-1] = out[-1][:-4] + "<br>" + to_html(line.strip(), mark) + "</p>"
-                else:
-                    out.append(f"<p>{to_html(line.strip(), mark)}</p>")
+                lines.append(to_html(line, mark))
+        if lines:
+            out.append("<p>" + "<br>".join(lines) + "</p>")
         if items:
             out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
-        out.append("")  # a blank line ends a paragraph
     return "".join(out)

@@ -46,9 +46,9 @@ def tokenize(text: str) -> list[str]:
     return _stemmer().stemWords(words)
 
 
-def query_terms(text: str) -> list[str]:
+def query_terms(text: str, filler: frozenset[str] = FILLER) -> list[str]:
     """The query's stems that can drive BM25: its topic, not its question frame ("how do I ...")."""
-    return tokenize(" ".join(w for w in _WORD.findall(text.lower()) if w not in FILLER))
+    return tokenize(" ".join(w for w in _WORD.findall(text.lower()) if w not in filler))
 
 
 def stem_of(word: str) -> str:

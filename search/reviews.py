@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Paper
-from .lexical import FILLER, tokenize
+from .lexical import FILLER, query_terms, tokenize
 from .manifest import ReviewsEntry
 
 REVIEWS = "reviews.jsonl"
@@ -134,8 +134,7 @@ class Reviews:
         if not self.searchable:
             return []
         retriever, vocab, fields = self._load_search()
-        terms = [t for t in dict.fromkeys(tokenize(" ".join(
-            w for w in re.findall(r"(?u)\b\w\w+\b", query.lower()) if w not in REVIEW_FILLER))) if t in vocab]
+        terms = [t for t in dict.fromkeys(query_terms(query, REVIEW_FILLER)) if t in vocab]
         if not terms:
             return []
         scores = np.asarray(retriever.get_scores([vocab[t] for t in terms]), dtype=np.float32)
