@@ -21,7 +21,7 @@ from search.export import FORMATS, export
 from search.fetch import DEFAULT_VENUE, default_out
 from search.openreview_api import default_api
 from search.index import IndexLoadError, resolve
-from search.progress import read_status, status_text
+from search.progress import read_status, status_text, still_coming
 from search.lexical import marker
 from search.display import plain_markdown
 from search.text import strip_control
@@ -78,7 +78,7 @@ def start_build(out: str, steps: tuple[tuple[str, ...], ...], target: str) -> bo
 
 
 @st.fragment(run_every=1.5)
-def build_panel(serving: str | None, count: int = 0) -> None:
+def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = ()) -> None:
     """The background build's progress; when it has published a new index the whole page reruns on it."""
     status = read_status(background.status_file(INDEX_DIR)) or {}
     current = str(resolve(INDEX_DIR)) if INDEX_DIR.exists() else None
@@ -88,6 +88,9 @@ def build_panel(serving: str | None, count: int = 0) -> None:
         st.info("No index yet: building one from the 66 seed abstracts (about a minute on two cores); "
                 "the page opens as soon as it is ready." + (" The whole conference follows in the background."
                                                             if DATA else ""))
+    elif pending:  # an earlier stage of the build running now
+        st.info(f"Searchable now by meaning and words: {count:,} papers. Still coming: "
+                f"{still_coming(list(pending), status)}. The page adds each as it lands.")
     else:
         st.info("Building the whole conference in the background; you are searching the "
                 f"{count:,} papers already indexed meanwhile. "
@@ -111,7 +114,7 @@ def conference_offer(engine: Engine) -> None:
     st.markdown(f"These are the {len(engine.papers)} seed papers. The whole conference is a click away:")
     st.button("Get all of ICLR 2026 from OpenReview", icon=":material/download:", on_click=fetch_conference,
               disabled=background.busy(INDEX_DIR), key="fetch-conference",
-              help="Downloads the accepted papers with their review scores (python -m search fetch), "
+              help="Downloads every submission with its reviews and decision (python -m search fetch), "
                    "then builds their index in the background; you keep searching meanwhile.")
 
 
@@ -140,7 +143,10 @@ def engine_or_stop() -> Engine:
         st.error(str(e))
         st.stop()
     if building:
-        build_panel(str(engine.data.path), len(engine.papers))
+        build_panel(str(engine.data.path), len(engine.papers), tuple(engine.manifest.pending))
+    elif engine.manifest.pending:
+        st.caption(f"This index's build stopped before {still_coming(engine.manifest.pending)}; everything else "
+                   "works. `python index_build.py` (or restarting the page) finishes it from the cache.")
     return engine
 
 
@@ -476,7 +482,11 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colo
 
 def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
     if engine.catalog.map_xy is None:
-        st.error("This index has no map; rebuild it with `python index_build.py`.")
+        if "topics and map" in engine.manifest.pending:
+            st.info("The map is still being built (about a minute at 20,000 papers); the page shows it as soon "
+                    "as it lands.")
+        else:
+            st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
     search_box(engine, query)
     mode = DEFAULT_MODE if mode == "reviews" else mode  # the map places papers by their abstracts
@@ -484,15 +494,17 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
     if result is not None and result.message:
         (st.warning if result.truncated else st.info)(result.message)
     hits = result.hits if result is not None else []
-    colour = "topic" if st.query_params.get("color") == "topic" else "area"
+    colours = ("area", "topic", "decision") if engine.catalog.has_decisions else ("area", "topic")
+    colour = st.query_params.get("color") if st.query_params.get("color") in colours else "area"
     focus = st.query_params.get("focus")
     focus = focus if focus and engine.catalog.paper(focus) is not None else None
     left, right = st.columns([3, 1])
     with right:
-        st.radio("Colour by", ("area", "topic"), index=0 if colour == "area" else 1, horizontal=True,
-                 key="colour_w", format_func={"area": "primary area", "topic": "topic"}.get,
+        st.radio("Colour by", colours, index=colours.index(colour), horizontal=True,
+                 key="colour_w", format_func=COLOUR_WORDS.get,
                  on_change=lambda: go(view="map", **({"q": query} if query else {}),
-                                      **({"color": "topic"} if st.session_state["colour_w"] == "topic" else {})))
+                                      **({"color": st.session_state["colour_w"]}
+                                         if st.session_state["colour_w"] != "area" else {})))
         labels = {f"{t.label} ({t.size})": t.id for t in sorted(engine.catalog.topics.values(), key=lambda t: t.label)}
         st.selectbox("Find a topic", list(labels), index=None, placeholder="type to search the topics",
                      key="topic_pick", on_change=lambda: go(topic=str(labels[st.session_state["topic_pick"]])))
@@ -506,15 +518,18 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
                 st.button("Open the ringed paper →", key="open-focus", on_click=go, kwargs={"paper": focus},
                           type="primary")
     with left:
-        st.caption(f"{len(engine.papers):,} papers, coloured by {'topic' if colour == 'topic' else 'primary area'}. "
+        st.caption(f"{len(engine.papers):,} papers, coloured by {COLOUR_WORDS[colour]}. "
                    "Hover for the title, click a point to open the paper."
                    + (f" Your query's {len(hits)} hits are the numbered red points." if hits else "")
                    + (" Stars: your reading list." if listed else ""))
         map_chart(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed), colour, focus)
 
 
+COLOUR_WORDS = {"area": "primary area", "topic": "topic", "decision": "decision"}
+
+
 def map_state(query: str, colour: str, focus: str) -> dict:
-    return {"view": "map", **({"q": query} if query else {}), **({"color": "topic"} if colour == "topic" else {}),
+    return {"view": "map", **({"q": query} if query else {}), **({"color": colour} if colour != "area" else {}),
             "focus": focus}
 
 

@@ -218,9 +218,11 @@ def table(builds: list[dict], runs: list[dict]) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for b in builds:
         st = b["stages"]
-        rest = sum(v for k, v in st.items() if k not in ("embed", "model"))
+        # "embed" in records before the staged build, "abstracts" + "sentences" after
+        embedding = ("embed", "abstracts", "sentences", "multilingual")
+        rest = sum(v for k, v in st.items() if k not in (*embedding, "model"))
         if b["embedded"]:
-            embed = st["embed"]
+            embed = sum(st.get(k, 0.0) for k in embedding)
             share = f"{rest:.1f} s = {100 * rest / b['build_s']:.1f}% of the build"
             build = f"{b['build_s']:.1f} s"
             rate = f"{b['count'] / b['build_s']:.1f}"

@@ -92,14 +92,24 @@ def published_digest(out: Path) -> str | None:
         return ""
 
 
+def pending(out: Path) -> list[str]:
+    """The stages the published index still lacks: a build published its first stages and stopped."""
+    try:
+        return read_manifest(resolve(out)).pending
+    except (IndexLoadError, OSError):
+        return []
+
+
 def plan(out: Path, seeds: Path, data: list[Path]) -> list[list[Path]]:
     """The builds still to run, in order: the seeds alone when there is no index (they answer within
-    a minute), then seeds + data when data is given and the published index was built from other inputs.
+    a minute), then seeds + data when data is given and the published index was built from other inputs,
+    or from these but not to the end (the build was stopped: it goes on from the cache).
 
     An index built from inputs of your own stays as it is when no data is given."""
     published = published_digest(out)
-    steps = [[seeds]] if published is None else []
-    if data and published != digest([seeds, *data]):
+    unfinished = bool(published) and bool(pending(out))
+    steps = [[seeds]] if published is None or (unfinished and not data and published == digest([seeds])) else []
+    if data and (published != digest([seeds, *data]) or unfinished):
         steps.append([seeds, *data])
     return steps
 
@@ -164,8 +174,8 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
                    target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
         try:
             if fetch:
-                # the accepted papers: the page searches them until it can filter by decision
-                fetch_venue(api, fetch, steps[-1][-1], accepted_only=True, progress=log,
+                # every submission with its reviews and decision: the page opens on the accepted ones
+                fetch_venue(api, fetch, steps[-1][-1], progress=log,
                             say=lambda line: print(line, flush=True))
             log("loading the model", 0, 1)  # ~20 s of imports on 2 cores: the page says what it waits for
             model = load_model()

@@ -1,12 +1,16 @@
-"""The offline build: read the corpus, embed it (through the cache), write and publish the index.
+"""The offline build: read the corpus, embed it (through the cache), write and publish the index, in stages.
 
-`build_index` runs a short list of stages over one `Build`; each part of the folder is written by its
+`build_index` runs a short list of stages over one `Build`. The papers with their abstract vectors and BM25
+are published first, so the index answers while the rest is built; each later stage (STAGES) is published
+as it lands, the folder of the one before hard-linked into it. Each part of the folder is written by its
 owner (manifest.py lists them), and the manifest gathers their entries."""
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +26,7 @@ from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, Tor
                     encode_cached, load_model, model_dimension, model_fingerprint, start_pool, vectors_fingerprint)
 from .manifest import Manifest, ModelEntry, vectors_entry
 from .multilingual import MultilingualEncoder, write_space
+from .multilingual import fingerprint as multilingual_fingerprint
 from .progress import Progress
 
 
@@ -42,6 +47,7 @@ class BuildOptions:
     backend: str = DEFAULT_BACKEND     # openvino, onnxruntime or torch
     ml_processes: int = min(os.cpu_count() or 1, 4)  # worker processes of the multilingual space
     review_search: bool = True         # BM25 over the reviews' texts (benchmarks/results/reviews.md: its cost)
+    staged: bool = True                # publish the abstracts' index first, then each later stage as it lands
 
 
 @dataclass
@@ -54,6 +60,7 @@ class BuildReport:
     timings: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     explore_reused: bool = False       # topics and map copied from the previous build
+    published: dict = field(default_factory=dict)  # stage -> seconds from the start to its publishing
 
 
 def inputs_digest(inputs: list[Path]) -> str:
@@ -80,6 +87,8 @@ class Build:
     options: BuildOptions
     progress: Progress | None
     model: object = None
+    started: float = 0.0
+    previous: Path | None = None        # the build published before this one started (parts to reuse)
     papers: list[Paper] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -87,6 +96,8 @@ class Build:
     onnx_file: Path | None = None
     packed_file: Path | None = None     # the export that embeds sentences several to a row
     encoder: Encoder | None = None
+    sentence_encoder: Encoder | None = None
+    caches: dict[str, EmbeddingCache] = field(default_factory=dict)
     embedding: dict = field(default_factory=dict)
     vectors_key: str = ""
     corpus_fingerprint: str = ""        # index.corpus_fingerprint of the papers read
@@ -97,10 +108,29 @@ class Build:
     embedded_sentences: int = 0
     multilingual: tuple | None = None   # abstracts, sentences, titles, fingerprint
     explore: explore.Explore | None = None
+    review_search: reviews.SearchPart | None = None
+    review_key: str | None = None       # reviews.search_key of the papers, hashed once a build
+    done: list[str] = field(default_factory=list)       # stages computed
+    pending: list[str] = field(default_factory=list)    # stages still to compute
+    entries: dict = field(default_factory=dict)         # manifest entries of the parts written so far
+    last: Path | None = None            # the folder this build published last
+    last_files: dict = field(default_factory=dict)      # its manifest's files
+    published_at: dict[str, float] = field(default_factory=dict)
 
     @property
     def cache_dir(self) -> Path:
         return self.options.cache_dir or default_cache_dir(self.out)
+
+    def cache(self, key: str) -> EmbeddingCache:
+        """The embedding cache of one vector space, loaded once a build (its shards are read whole)."""
+        if key not in self.caches:
+            self.caches[key] = EmbeddingCache(self.cache_dir, key)
+        return self.caches[key]
+
+    def reviews_key(self) -> str:
+        if self.review_key is None:
+            self.review_key = reviews.search_key(self.papers)
+        return self.review_key
 
     @contextmanager
     def timed(self, stage: str):
@@ -109,12 +139,16 @@ class Build:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t
 
 
-# Seconds each stage took for 4,315 papers on 2 cores (benchmarks/experiments/results/floor.md and first_run.md): only
-# their ratios matter, for the whole build's time left (progress.ProgressLog scales them by the pace of
-# the stage running).
-STAGE_COSTS = {"abstracts": 85.0, "sentences": 81.0, "multilingual abstracts": 30.0,
-               "multilingual sentences": 32.0, "multilingual titles": 7.0, "topics": 4.0, "map": 5.0,
+# Seconds each stage took for 4,315 papers on 2 cores (benchmarks/experiments/results/floor.md and first_run.md;
+# review search scaled from 40 s at 19,630): only their ratios matter, for the whole build's time left
+# (progress.ProgressLog scales them by the pace of the stage running). In the order the build runs them.
+STAGE_COSTS = {"abstracts": 85.0, "topics": 4.0, "map": 5.0, "review search": 9.0, "sentences": 81.0,
+               "multilingual abstracts": 30.0, "multilingual sentences": 32.0, "multilingual titles": 7.0,
                "writing the index": 1.2}
+# The stages after the abstracts', cheapest first, so that what is quick is there soon: topics and the map
+# (about a minute at 19,630 papers), search within reviews (40 s), the sentences of "why this result" (about 6
+# minutes), the multilingual space (about 5).
+STAGES = ("topics and map", "review search", "sentences", "multilingual")
 
 
 def stage_costs(options: BuildOptions | None = None) -> dict[str, float]:
@@ -122,7 +156,7 @@ def stage_costs(options: BuildOptions | None = None) -> dict[str, float]:
     o = options or BuildOptions()
     skip = {"sentences": not o.sentences, "multilingual abstracts": not o.multilingual,
             "multilingual sentences": not (o.multilingual and o.sentences), "multilingual titles": not o.multilingual,
-            "topics": not o.explore, "map": not o.explore}
+            "topics": not o.explore, "map": not o.explore, "review search": not o.review_search}
     return {stage: cost for stage, cost in STAGE_COSTS.items() if not skip.get(stage)}
 
 
@@ -130,21 +164,40 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
                 progress: Progress | None = None, **settings) -> BuildReport:
     """Build an index from input files and publish it at `out`; the old index stays until then.
 
-    `settings` are BuildOptions' fields, for a call that changes a few (`explore=False`)."""
+    With `staged` (the default) the papers, their abstract vectors and BM25 are published before the first
+    later stage that has work to do, and again before each such stage: a build whose vectors are all cached
+    and whose topics and review search are reusable publishes once. `settings` are BuildOptions' fields, for a call that changes a few (`explore=False`)."""
     options = replace(options or BuildOptions(), **settings)
     t0 = time.perf_counter()
     with ix.build_lock(out):
-        b = Build(inputs, out, options, progress, model)
-        for name, stage in (("read", _read), ("model", _load_model), ("export", _export), ("embed", _embed),
-                            ("multilingual", _embed_multilingual), ("topics_map", _explore)):
+        b = Build(inputs, out, options, progress, model, started=t0, previous=_published(out))
+        for name, stage in (("read", _read), ("model", _load_model), ("export", _export), ("encoders", _encoders),
+                            ("abstracts", _embed_abstracts)):
             with b.timed(name):
                 stage(b)
-        final = _write(b, t0)
+        b.done.append("abstracts")
+        # stages with nothing to compute (cached vectors, reusable topics) first: the first publish then
+        # holds all they give, and comes just before the first stage that takes time
+        work = {name: _has_work(b, name) for name in STAGES if _wanted(b, name)}
+        b.pending = sorted(work, key=work.get)
+        for name in list(b.pending):
+            if options.staged and work[name]:
+                _publish(b)
+            with b.timed(name):
+                LATER[name](b)
+            b.pending.remove(name)
+            b.done.append(name)
+        final = _publish(b)
         if progress:
             progress("published", 1, 1)
     return BuildReport(path=final, count=len(b.papers), embedded=b.embedded, embedded_sentences=b.embedded_sentences,
                        seconds=time.perf_counter() - t0, timings=b.timings, skipped=b.skipped,
-                       explore_reused=b.explore is not None and b.explore.reused_from is not None)
+                       explore_reused=b.explore is not None and b.explore.reused_from is not None,
+                       published=dict(b.published_at))
+
+
+def _published(out: Path) -> Path | None:
+    return ix.resolve(out) if out.exists() else None
 
 
 def _read(b: Build) -> None:
@@ -170,83 +223,184 @@ def _export(b: Build) -> None:
         b.packed_file = packed.exported_packed(b.model, b.fingerprint, b.cache_dir)
 
 
-def _embed(b: Build) -> None:
+def _encoders(b: Build) -> None:
     o = b.options
     if o.backend == "torch":
-        b.encoder = sentence_encoder = TorchEncoder(b.model, b.fingerprint)
+        b.encoder = b.sentence_encoder = TorchEncoder(b.model, b.fingerprint)
     else:
         b.encoder = qe.document_encoder(b.onnx_file, b.model, b.fingerprint, o.backend)
-        sentence_encoder = (packed.PackedEncoder(b.packed_file, int(b.model.max_seq_length), b.fingerprint, o.backend)
-                            if b.packed_file else b.encoder)
-    b.embedding = {"backend": b.encoder.backend, "sentences_backend": sentence_encoder.backend,
-                   "batch_size": o.batch_size, "cpu": cpu_description()}
+        b.sentence_encoder = (packed.PackedEncoder(b.packed_file, int(b.model.max_seq_length), b.fingerprint,
+                                                   o.backend) if b.packed_file else b.encoder)
+    b.embedding = {"backend": b.encoder.backend, "sentences_backend": b.sentence_encoder.backend,
+                   "batch_size": o.batch_size, "cpu": cpu_description(), "seconds": {}, "embedded": {}}
+    b.vectors_key = vectors_fingerprint(b.fingerprint, b.embedding["backend"])
+    b.sentence_groups = evidence.paper_sentences(b.papers) if o.sentences or o.multilingual else []
+
+
+def _sentences_key(b: Build) -> str:
+    # packed sentences agree with unpacked ones to a cosine of 0.99997, not bit for bit: their own key
+    return vectors_fingerprint(b.fingerprint, b.sentence_encoder.backend)
+
+
+def _embed(b: Build, stage: str, encoder: Encoder, texts: list[str], key: str, chunk: int | None = None):
+    """Vectors of texts through the cache; the stage's seconds and newly embedded count in the manifest."""
+    o = b.options
+    t = time.perf_counter()
+    with start_pool(b.model, o.processes if o.backend == "torch" else 0, o.device) as pool:
+        vectors, embedded = encode_cached(encoder, texts, b.cache(key), o.batch_size, b.progress, desc=stage,
+                                          pool=pool, chunk=chunk)
+    b.embedding["seconds"][stage] = round(time.perf_counter() - t, 3)
+    b.embedding["embedded"][stage] = embedded
+    return vectors, embedded
+
+
+def _embed_abstracts(b: Build) -> None:
     _announce(b.progress, f"embedding with {b.embedding['backend']} on {b.embedding['cpu']['name']} "
                           f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
-    b.vectors_key = vectors_fingerprint(b.fingerprint, b.embedding["backend"])
-    cache = EmbeddingCache(b.cache_dir, b.vectors_key)
-    # packed sentences agree with unpacked ones to a cosine of 0.99997, not bit for bit: their own key
-    sentence_cache = EmbeddingCache(b.cache_dir, vectors_fingerprint(b.fingerprint, sentence_encoder.backend))
-    b.sentence_groups = evidence.paper_sentences(b.papers) if o.sentences else []
-    with start_pool(b.model, o.processes if o.backend == "torch" else 0, o.device) as pool:
-        t = time.perf_counter()
-        b.vectors, b.embedded = encode_cached(b.encoder, [p.text for p in b.papers], cache, o.batch_size,
-                                              b.progress, desc="abstracts", pool=pool)
-        t_sentences = time.perf_counter()
-        b.sentence_vectors, b.embedded_sentences = encode_cached(
-            sentence_encoder, evidence.flat_texts(b.sentence_groups), sentence_cache, o.batch_size, b.progress,
-            desc="sentences", pool=pool, chunk=packed.CHUNK if b.packed_file else None)
-    b.embedding["seconds"] = {"abstracts": round(t_sentences - t, 3),
-                              "sentences": round(time.perf_counter() - t_sentences, 3)}
-    b.embedding["embedded"] = {"abstracts": b.embedded, "sentences": b.embedded_sentences}
+    b.vectors, b.embedded = _embed(b, "abstracts", b.encoder, [p.text for p in b.papers], b.vectors_key)
+
+
+def _embed_sentences(b: Build) -> None:
+    b.sentence_vectors, b.embedded_sentences = _embed(
+        b, "sentences", b.sentence_encoder, evidence.flat_texts(b.sentence_groups), _sentences_key(b),
+        chunk=packed.CHUNK if b.packed_file else None)
+
+
+def _multilingual_texts(b: Build) -> dict[str, list[str]]:
+    return {"abstracts": [p.text for p in b.papers],
+            "sentences": evidence.flat_texts(b.sentence_groups) if b.options.sentences else [],
+            "titles": [p.title for p in b.papers]}
 
 
 def _embed_multilingual(b: Build) -> None:
     o = b.options
-    if not o.multilingual:
-        return
     ml = MultilingualEncoder(processes=o.ml_processes)
     try:
-        cache = EmbeddingCache(b.cache_dir, ml.fingerprint)
-        texts = {"abstracts": [p.text for p in b.papers], "sentences": evidence.flat_texts(b.sentence_groups),
-                 "titles": [p.title for p in b.papers]}
+        cache = b.cache(ml.fingerprint)
         vectors = [encode_cached(ml, batch, cache, o.batch_size, b.progress, desc=f"multilingual {name}")[0]
-                   for name, batch in texts.items()]
+                   for name, batch in _multilingual_texts(b).items()]
     finally:
         ml.close()
     b.multilingual = (*vectors, ml.fingerprint)
 
 
 def _explore(b: Build) -> None:
-    if b.options.explore:
-        key = explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)
-        b.explore = explore.compute(b.papers, b.vectors, key, b.out, lambda stage: _announce(b.progress, stage))
+    key = explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)
+    b.explore = explore.compute(b.papers, b.vectors, key, b.previous, lambda stage: _announce(b.progress, stage))
 
 
-def _write(b: Build, t0: float) -> Path:
-    """Every part into a new build directory, the manifest last, then publish it."""
+def _review_search(b: Build) -> None:
+    _announce(b.progress, "review search")
+    b.review_search = reviews.build_search(b.papers, b.reviews_key(), b.previous)
+
+
+LATER: dict[str, Callable[[Build], None]] = {"topics and map": _explore, "review search": _review_search,
+                                              "sentences": _embed_sentences, "multilingual": _embed_multilingual}
+
+
+def _wanted(b: Build, stage: str) -> bool:
+    o = b.options
+    return {"topics and map": o.explore, "sentences": o.sentences, "multilingual": o.multilingual,
+            "review search": o.review_search and any(p.reviews for p in b.papers)}[stage]
+
+
+def _misses(cache: EmbeddingCache, texts: list[str]) -> bool:
+    from .text import text_hash
+
+    return any(cache.get(text_hash(t)) is None for t in texts)
+
+
+def _has_work(b: Build, stage: str) -> bool:
+    """Whether a later stage has real work (a text to embed, topics to compute, reviews to index) or
+    only reads what the cache and the previous build hold."""
+    if stage == "sentences":
+        return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
+    if stage == "multilingual":
+        return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
+    if stage == "topics and map":
+        return explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is None
+    if stage == "review search":
+        return not (b.previous and reviews.same_search(b.previous, b.reviews_key()))
+    raise ValueError(f"unknown stage {stage!r}")
+
+
+# ---------------------------------------------------------------- writing and publishing
+
+def _write_abstracts(b: Build, build_dir: Path) -> None:
+    o = b.options
+    with b.timed("faiss"):
+        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, o.index_spec))
+    b.entries["lexical"] = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR)
+    b.entries["query_encoder"] = (qe.write_encoder(build_dir, b.onnx_file, b.model)
+                                  if b.onnx_file and o.query_encoder else None)
+    b.entries["reviews"] = reviews.write(build_dir, b.papers, b.reviews_key())
+
+
+def _write_explore(b: Build, build_dir: Path) -> None:
+    b.entries["explore"] = explore.write(build_dir, b.explore, b.papers)
+
+
+def _write_review_search(b: Build, build_dir: Path) -> None:
+    b.entries["reviews"] = reviews.write_search(build_dir, b.review_search, b.entries["reviews"])
+
+
+def _write_sentences(b: Build, build_dir: Path) -> None:
+    b.entries["sentences"] = evidence.write(build_dir, b.sentence_groups, b.sentence_vectors)
+
+
+def _write_multilingual(b: Build, build_dir: Path) -> None:
+    b.entries["multilingual"] = write_space(build_dir, *b.multilingual, b.options.ml_processes)
+
+
+WRITERS = {"abstracts": _write_abstracts, "topics and map": _write_explore, "review search": _write_review_search,
+           "sentences": _write_sentences, "multilingual": _write_multilingual}
+
+
+def _link_previous_stage(b: Build, build_dir: Path) -> dict:
+    """The files the last published stage wrote (all but the papers, rewritten each time: topics set
+    theirs), hard-linked: no byte copied, and their checksums carried over."""
+    known = {}
+    for name, meta in b.last_files.items():
+        if name == ix.PAPERS:
+            continue
+        dest = build_dir / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(b.last / name, dest)
+        except OSError:  # a filesystem without hard links
+            shutil.copy2(b.last / name, dest)
+        known[name] = meta
+    return known
+
+
+def _publish(b: Build) -> Path:
+    """Every stage computed so far into a new build folder, the manifest last, then publish it."""
     o = b.options
     t = time.perf_counter()
     _announce(b.progress, "writing the index")
     build_dir = ix.new_build_dir(b.out)
+    known = _link_previous_stage(b, build_dir) if b.last else {}
     ix.write_papers(build_dir / ix.PAPERS, b.papers)
-    with b.timed("faiss"):
-        vectors = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, o.index_spec))
-    sentences = evidence.write(build_dir, b.sentence_groups, b.sentence_vectors) if o.sentences else 0
-    bm25 = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR)
-    encoder = qe.write_encoder(build_dir, b.onnx_file, b.model) if b.onnx_file and o.query_encoder else None
-    explored = explore.write(build_dir, b.explore, b.papers) if b.explore else None
-    multilingual = write_space(build_dir, *b.multilingual, o.ml_processes) if b.multilingual else None
-    with b.timed("reviews"):
-        reviewed = reviews.write(build_dir, b.papers, o.review_search)
+    written = set(b.published_at)
+    for stage in b.done:
+        if stage not in written:
+            WRITERS[stage](b, build_dir)
+    e = b.entries
+    stamp = round(time.perf_counter() - b.started, 3)
     manifest = Manifest(
         model=ModelEntry(o.model_name, b.fingerprint, int(b.model.max_seq_length)),
         dimension=model_dimension(b.model), count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
-        index=vectors, lexical=bm25, sentences=sentences, explore=explored, query_encoder=encoder,
-        multilingual=multilingual, reviews=reviewed, embedding=b.embedding, inputs=[str(p) for p in b.inputs],
-        inputs_digest=inputs_digest(b.inputs), skipped_lines=len(b.skipped),
-        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), library_versions=ix.library_versions())
-    b.timings["write"] = time.perf_counter() - t - b.timings["faiss"] - b.timings["reviews"]
-    manifest.build_seconds = round(time.perf_counter() - t0, 3)
+        index=e["index"], lexical=e["lexical"], sentences=e.get("sentences", 0), explore=e.get("explore"),
+        query_encoder=e.get("query_encoder"), multilingual=e.get("multilingual"), reviews=e.get("reviews"),
+        embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
+        skipped_lines=len(b.skipped), built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        library_versions=ix.library_versions(), pending=list(b.pending),
+        published={**b.published_at, **{s: stamp for s in b.done if s not in written}})
+    b.timings["write"] = b.timings.get("write", 0.0) + time.perf_counter() - t
+    manifest.build_seconds = stamp
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
-    ix.write_manifest(build_dir, manifest)
-    return ix.publish(build_dir, b.out)
+    ix.write_manifest(build_dir, manifest, known)
+    b.last = ix.publish(build_dir, b.out, spare=b.previous if b.pending else None)
+    b.last_files = manifest.files
+    b.published_at = dict(manifest.published)
+    return b.last

@@ -5,10 +5,11 @@ import hashlib
 import json
 import os
 import platform
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -130,12 +131,14 @@ def model_dimension(model) -> int:
 
 
 def encode(encoder, texts: list[str], batch_size: int = 32, progress: Progress | None = None,
-           desc: str = "embedding", pool: dict | None = None, chunk: int | None = None) -> np.ndarray:
+           desc: str = "embedding", pool: dict | None = None, chunk: int | None = None,
+           on_chunk: Callable[[list[int], np.ndarray], None] | None = None) -> np.ndarray:
     """L2-normalised float32 vectors, in chunks so a bar (tqdm, or a `Progress`) shows rate and ETA.
 
     `encoder`: an `Encoder`, or the multilingual one (anything whose encode(texts, batch_size) gives
     normalised rows); `pool` (from `start_pool`) spreads each chunk over a TorchEncoder's worker processes;
-    `chunk`: texts handed to the encoder at once (4 batches a worker unless given)."""
+    `chunk`: texts handed to the encoder at once (4 batches a worker unless given); `on_chunk(rows, vectors)`
+    sees each chunk as it lands."""
     from tqdm import tqdm
 
     dim = encoder.get_embedding_dimension()
@@ -153,6 +156,8 @@ def encode(encoder, texts: list[str], batch_size: int = 32, progress: Progress |
             idx = order[start:start + chunk]
             vecs = encoder.encode([texts[i] for i in idx], batch_size=batch_size, **({"pool": pool} if pool else {}))
             out[idx] = vecs.astype(np.float32, copy=False)
+            if on_chunk:
+                on_chunk(idx, out[idx])
             bar.update(len(idx))
             if progress:
                 progress(desc, start + len(idx), len(texts))
@@ -209,6 +214,9 @@ class EmbeddingCache:
         self._vectors.update(zip(keys, vectors))
 
 
+SAVE_EVERY = 20.0  # seconds of embedding between cache shards
+
+
 def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
                   progress: Progress | None = None, desc: str = "embedding",
                   pool: dict | None = None, chunk: int | None = None) -> tuple[np.ndarray, int]:
@@ -218,9 +226,29 @@ def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch
     keys = [text_hash(t) for t in texts]
     missing = [i for i, k in enumerate(keys) if cache is None or cache.get(k) is None]
     unique_missing = list({keys[i]: i for i in missing}.values())
-    fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool, chunk)
-    if cache is not None:
-        cache.add([keys[i] for i in unique_missing], fresh)
+    todo = [keys[i] for i in unique_missing]
+    unsaved: list[tuple[list[int], np.ndarray]] = []
+    last_save = [time.perf_counter()]
+
+    def save() -> None:
+        if cache is not None and unsaved:
+            rows = [r for idx, _ in unsaved for r in idx]
+            cache.add([todo[r] for r in rows], np.concatenate([v for _, v in unsaved]))
+        unsaved.clear()
+        last_save[0] = time.perf_counter()
+
+    def landed(idx: list[int], vecs: np.ndarray) -> None:
+        # saved every SAVE_EVERY seconds, so a build stopped midway (a kill, a closed laptop) loses at most
+        # that much work, in shards few enough to read fast (3 a minute of embedding)
+        if cache is None:
+            return
+        unsaved.append((idx, vecs.copy()))
+        if time.perf_counter() - last_save[0] >= SAVE_EVERY:
+            save()
+
+    fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool, chunk,
+                   on_chunk=landed)
+    save()
     by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}
     dim = encoder.get_embedding_dimension()
     out = np.empty((len(texts), dim), dtype=np.float32)

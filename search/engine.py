@@ -42,6 +42,9 @@ NO_MULTILINGUAL = ("This query looks like another language ({language}), and thi
                    "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "
                    "`python index_build.py` (the multilingual space is on by default) to search across "
                    "languages, or ask in English.")
+MULTILINGUAL_COMING = ("This query looks like another language ({language}). The index's multilingual space is "
+                       "still being built, so for now it can only match English: ask in English, or again in a "
+                       "few minutes.")
 # Below this best cosine (in either space) nothing is close to the query; below the second, when no paper
 # shares a word with it either. Development queries under 0.20 are all names BM25 finds, and none lacks a
 # shared word; text that is no paper's subject falls under one or the other (benchmarks/results/ranking.md).
@@ -249,7 +252,8 @@ class Engine:
         pool = max(POOL, n)
         rk = self.rankers
         language = detect_language(query[:2000])
-        notice = NO_MULTILINGUAL.format(language=language) if language != "en" and not rk.multilingual else ""
+        missing = MULTILINGUAL_COMING if "multilingual" in self.manifest.pending else NO_MULTILINGUAL
+        notice = missing.format(language=language) if language != "en" and not rk.multilingual else ""
         if notice and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
             return Result(message=notice, mode=mode, language=language)
         kind = ranking.query_kind(query[:MAX_QUERY_CHARS])
@@ -408,6 +412,9 @@ class Engine:
         if not query:
             return Result(message="Type what the reviews should say.", mode="reviews")
         if not (self.reviews and self.reviews.searchable):
+            if self.reviews and "review search" in self.manifest.pending:
+                return Result(message="Search within reviews is still being built; the reviews themselves are "
+                                      "on each paper's page meanwhile. Try again in a minute.", mode="reviews")
             why = ("this index holds no reviews" if not self.reviews else
                    "this index was built with --no-review-search")
             return Result(message=f"Search within reviews needs an index with reviews; {why}. Fetch a venue "

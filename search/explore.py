@@ -35,25 +35,24 @@ def key(papers: list[Paper], corpus_fingerprint: str, vectors_key: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def previous(out: Path, wanted: str) -> Path | None:
-    """The published build whose topics and map can be reused as they are, if any."""
-    if not out.exists():
+def reusable(previous: Path | None, wanted: str) -> Path | None:
+    """`previous` (a published build folder) when its topics and map can be reused as they are."""
+    if previous is None:
         return None
     try:
-        old = ix.resolve(out)
-        manifest = ix.read_manifest(old)
-        ix.verify_files(old, {n: m for n, m in manifest.files.items() if n in FILES})
+        manifest = ix.read_manifest(previous)
+        ix.verify_files(previous, {n: m for n, m in manifest.files.items() if n in FILES})
     except (ix.IndexLoadError, OSError):
         return None
     ok = manifest.explore is not None and manifest.explore.key == wanted
-    return old if ok and all((old / name).is_file() for name in FILES) else None
+    return previous if ok and all((previous / name).is_file() for name in FILES) else None
 
 
-def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, out: Path,
+def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Path | None,
             announce: Callable[[str], None] = lambda stage: None) -> Explore:
-    """Topics and map of the papers (reused from the build published at `out` when its key matches);
+    """Topics and map of the papers (reused from the `previous` build folder when its key matches);
     sets each paper's topic."""
-    reused_from = previous(out, wanted)
+    reused_from = reusable(previous, wanted)
     xy = None
     if reused_from is not None:
         topics = tp.read_topics(reused_from / tp.TOPICS)

@@ -170,12 +170,17 @@ def _faiss_reason(e: Exception) -> str:
     return re.split(r" at \S+:\d+: ", last)[-1]
 
 
-def write_manifest(build_dir: Path, manifest: Manifest) -> None:
-    """Write the manifest last, with the size and checksum of every other file of the build."""
+def write_manifest(build_dir: Path, manifest: Manifest, known: dict | None = None) -> None:
+    """Write the manifest last, with the size and checksum of every other file of the build.
+
+    known: name -> entry of files hard-linked from a build whose manifest checked them (not hashed again)."""
     manifest.files = {}
+    known = known or {}
     for f in sorted(build_dir.rglob("*")):
         if f.is_file() and f.name != MANIFEST:
-            manifest.files[str(f.relative_to(build_dir))] = {"bytes": f.stat().st_size, "sha256": file_digest(f)}
+            name = str(f.relative_to(build_dir))
+            same = name in known and known[name]["bytes"] == f.stat().st_size
+            manifest.files[name] = known[name] if same else {"bytes": f.stat().st_size, "sha256": file_digest(f)}
     (build_dir / MANIFEST).write_text(manifest.to_json())
 
 
@@ -211,8 +216,10 @@ def new_build_dir(out: Path) -> Path:
     return path
 
 
-def publish(build_dir: Path, out: Path, keep: int = 3) -> Path:
-    """Move a finished build into place with one atomic rename of the `out` link."""
+def publish(build_dir: Path, out: Path, keep: int = 3, spare: Path | None = None) -> Path:
+    """Move a finished build into place with one atomic rename of the `out` link.
+
+    spare: an older build a build in progress still reads parts from, kept whatever its age."""
     vdir = versions_dir(out)
     final = vdir / build_dir.name.replace("tmp-", "build-", 1)
     os.rename(build_dir, final)
@@ -227,7 +234,7 @@ def publish(build_dir: Path, out: Path, keep: int = 3) -> Path:
     os.replace(link_tmp, out)
     _fsync_dir(out.parent)
     # a reader that resolved an older build a moment ago may still be reading it: keep a few
-    builds = sorted(p for p in vdir.glob("build-*") if p != final)
+    builds = sorted(p for p in vdir.glob("build-*") if p != final and p != spare)
     for old in builds[:-max(keep - 1, 0)] if keep > 1 else builds:
         shutil.rmtree(old, ignore_errors=True)
     return final

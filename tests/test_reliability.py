@@ -1,6 +1,7 @@
 """Crash safety, concurrent builds and hot swap: a reader never sees a half-written index.
 
-A build is stopped at each of its stages, which its progress lines on stderr announce (and, while it
+A build is stopped at each of its stages (the staged build publishes before its later stages: what is
+served is then the old index or a stage of the new, whole either way), which its progress lines on stderr announce (and, while it
 writes, at each file of the new build as it appears), not after guessed sleeps. SIGSTOP freezes the
 files on disk exactly as a SIGKILL at that moment would leave them, so one build walks every stage;
 real SIGKILLs while it embeds, while its multilingual workers run and while it writes prove the rest: the
@@ -26,8 +27,10 @@ from search.index import load_index, versions_dir
 pytestmark = pytest.mark.crash
 QUERY = "positional embeddings and long context"
 # what index_build.py prints as each stage starts (to a pipe: one line per stage, then every 10 s)
-STAGES = ["embedding with", "abstracts: 0/", "sentences: 0/", "multilingual abstracts: 0/",
-          "multilingual sentences: 0/", "multilingual titles: 0/", "topics…", "map…", "writing the index…"]
+# (the staged build publishes before each later stage with work to do: "writing the index…" each time)
+STAGES = ["embedding with", "abstracts: 0/", "writing the index…", "topics…", "map…", "writing the index…",
+          "sentences: 0/", "writing the index…", "multilingual abstracts: 0/", "multilingual sentences: 0/",
+          "multilingual titles: 0/", "writing the index…"]
 # the files a build writes into its temporary directory, in order
 FILES = ["papers.jsonl", "vectors.faiss", "sentences.jsonl", "sentences.npy", "sentence_offsets.npy", "bm25",
          "query_encoder.onnx", "tokenizer.json", "topics.json", "map.jsonl", "multilingual.faiss",
@@ -101,21 +104,28 @@ def setup(tmp_path, model, fingerprint, embedding_cache, multilingual_seed_index
     return out, extra, encoder, hits(out, encoder)
 
 
-def assert_old_index_whole(out: Path, encoder, before: list[str]) -> None:
-    assert load_index(out).manifest.count == 66
-    assert hits(out, encoder) == before
+def assert_served_whole(out: Path, encoder, before: list[str]) -> int:
+    """The index served is a whole published one: the old (the seeds, answering as before) or a stage the
+    new build (the seeds and 40 more) published; returns its count."""
+    data = load_index(out)
+    count = data.manifest.count
+    assert count in (66, 106) and len(data.papers) == count
+    answer = hits(out, encoder)  # every file's checksum verified on the way
+    assert answer == before if count == 66 else len(answer) == 5
     assert len(list(versions_dir(out).glob("tmp-*"))) <= 1  # the next build clears it
+    return count
 
 
 def test_a_build_frozen_at_every_stage_leaves_the_old_index_whole(setup, embedding_cache, tmp_path):
     out, extra, encoder, before = setup
     proc = start_build([SEEDS, extra], out, cache_copy(embedding_cache, tmp_path / "c"))
     frozen: list[str] = []
+    served: dict[str, int] = {}
 
     def freeze_and_check(point: str) -> None:
         proc.send_signal(signal.SIGSTOP)
         try:
-            assert_old_index_whole(out, encoder, before)
+            served[point] = assert_served_whole(out, encoder, before)
             frozen.append(point)
         finally:
             proc.send_signal(signal.SIGCONT)
@@ -137,6 +147,8 @@ def test_a_build_frozen_at_every_stage_leaves_the_old_index_whole(setup, embeddi
         if proc.poll() is None:
             kill(proc)
     assert frozen[:len(STAGES)] == STAGES and len(frozen) > len(STAGES), frozen  # at least one file too
+    # the old index served while the abstracts were embedded, the new one (staged) while the sentences were
+    assert served["abstracts: 0/"] == 66 and served["sentences: 0/"] == 106
     assert load_index(out).manifest.count == 66 + 40  # thawed, it finished and published
 
 
@@ -164,7 +176,7 @@ def test_sigkill_leaves_the_old_index_and_the_next_build_clears_up(setup, embedd
     finally:
         if group(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
-    assert_old_index_whole(out, encoder, before)
+    assert_served_whole(out, encoder, before)
     # the lock died with the process: the next build runs, clears what the killed one left, publishes
     report = build_index([SEEDS], out, model=model, cache_dir=embedding_cache)
     assert report.count == 66 and not list(versions_dir(out).glob("tmp-*"))

@@ -126,3 +126,18 @@ def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
     by_topic = map_figure(e.papers, e.catalog.map_xy, e.catalog.topics, [], [], "topic")
     assert not by_topic.layout.showlegend
     assert len([t for t in by_topic.data if t.mode == "markers"]) == len({p.topic for p in e.papers})
+
+
+def test_map_colours_by_decision_with_the_counts_in_the_legend(venue_engine):
+    from search.layout import DECISION_COLOURS, map_figure
+
+    e = venue_engine
+    fig = map_figure(e.papers, e.catalog.map_xy, e.catalog.topics, [], [], "decision")
+    groups = {t.name: t for t in fig.data if t.mode == "markers"}
+    counts: dict = {}
+    for p in e.papers:
+        counts[p.decision or "no decision"] = counts.get(p.decision or "no decision", 0) + 1
+    assert {f"{d} ({n})" for d, n in counts.items()} == set(groups) and fig.layout.showlegend
+    rejected = next(t for name, t in groups.items() if name.startswith("Rejected"))
+    assert rejected.marker.color == DECISION_COLOURS["Rejected"]
+    assert sorted(i for t in groups.values() for i in t.customdata) == sorted(p.id for p in e.papers)

@@ -1,0 +1,146 @@
+"""The staged build: the abstracts' index published first and answering, each later stage as it lands, a
+stopped build's last stage serving and the next build going on from the cache, and a re-fetch that changed
+only reviews rebuilt without embedding."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import SEEDS, FakeModel, cache_copy, run_cli
+from search import background, embed
+from search.build import STAGES, build_index
+from search.engine import Engine, MULTILINGUAL_COMING
+from search.index import load_index, read_manifest, resolve
+from search.multilingual import NON_LATIN
+from search.progress import still_coming
+
+
+class Stopped(Exception):
+    pass
+
+
+def test_abstracts_answer_first_and_each_stage_lands_with_the_cli_and_engine_agreeing(tmp_path, model, fingerprint,
+                                                                                     embedding_cache, seed_index):
+    out = tmp_path / "index"
+    cache = cache_copy(embedding_cache, tmp_path / "cache", vectors=False)  # everything is embedded again
+    seen: dict[str, dict] = {}
+    query = "extending the context window of a language model without finetuning"
+
+    def look(stage: str, done: int, total: int) -> None:
+        if stage not in ("sentences", "multilingual abstracts") or stage in seen or not out.exists():
+            return
+        data = load_index(out)
+        engine = Engine(data, model, fingerprint)
+        hits = engine.search(query, k=5).hits
+        cli = run_cli("query", query, "-k", "5", "--json", "--index", str(out))
+        seen[stage] = {"pending": data.manifest.pending, "ids": [h.paper.id for h in hits],
+                       "evidence": [h.evidence for h in hits], "cli": [h["id"] for h in json.loads(cli.stdout)["hits"]],
+                       "chinese": engine.search("长上下文语言模型", k=3).message, "map": engine.catalog.map_xy is not None}
+
+    report = build_index([SEEDS], out, model=model, cache_dir=cache, multilingual=True, progress=look)
+    # while the sentences were embedded, the index with abstracts, BM25, topics and map answered
+    early = seen["sentences"]
+    assert early["pending"] == ["sentences", "multilingual"] and early["map"]
+    assert early["ids"] and early["ids"] == early["cli"]          # the CLI and the engine give the same answer
+    assert all(e == [] for e in early["evidence"])               # no "why this result" yet
+    assert early["chinese"] == MULTILINGUAL_COMING.format(language=NON_LATIN)
+    later = seen["multilingual abstracts"]
+    assert later["pending"] == ["multilingual"] and later["ids"] == later["cli"]
+    assert any(later["evidence"])                                # the sentences landed
+    final = load_index(out).manifest
+    assert final.pending == [] and final.multilingual is not None and final.sentences > 0
+    # each stage published in turn, the abstracts first
+    assert list(report.published) == ["abstracts", *[s for s in STAGES if s != "review search"]]
+    times = list(report.published.values())
+    assert times == sorted(times) and times[0] < times[-1]
+    # the last stage's ranking is the one an unstaged build gives (the session's seed index)
+    again = Engine(load_index(out), model, fingerprint).search(query, k=10)
+    whole = Engine(load_index(seed_index), model, fingerprint).search(query, k=10)
+    assert [h.paper.id for h in again.hits] == [h.paper.id for h in whole.hits]
+
+
+def test_a_stopped_build_leaves_its_last_stage_serving_and_the_next_goes_on_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(embed, "SAVE_EVERY", 0.0)  # each chunk of vectors saved as it lands
+    model = FakeModel()  # what is published and embedded when, not what the vectors mean
+    out, cache = tmp_path / "index", tmp_path / "cache"
+
+    def stop(stage: str, done: int, total: int) -> None:
+        if stage == "sentences" and done:
+            raise Stopped
+
+    with pytest.raises(Stopped):
+        build_index([SEEDS], out, model=model, cache_dir=cache, progress=stop)
+    serving = load_index(out)
+    assert serving.manifest.pending == ["sentences"] and serving.manifest.count == 66
+    assert serving.manifest.explore is not None and serving.manifest.sentences == 0
+    assert background.plan(out, SEEDS, []) == [[SEEDS]]  # the page builds it again
+    assert "why-this-result sentences" in still_coming(serving.manifest.pending)
+    done = build_index([SEEDS], out, model=model, cache_dir=cache)
+    final = load_index(out).manifest
+    assert done.embedded == 0 and done.explore_reused  # the abstracts' vectors and the topics reused
+    # the sentences embedded before the stop were kept: only the rest embedded now
+    assert 0 < done.embedded_sentences < final.sentences
+    assert list(done.published) == ["abstracts", "topics and map", "sentences"]
+    assert final.pending == [] and background.plan(out, SEEDS, []) == []
+
+
+def refetched(records, tmp_path, change) -> object:
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    change(rows)
+    path = tmp_path / "venue.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return path
+
+
+def test_a_refetch_with_new_ratings_and_decisions_embeds_nothing_and_reuses_the_rest(tmp_path, venue_records):
+    model = FakeModel()
+    out, cache = tmp_path / "index", tmp_path / "cache"
+    first_records = refetched(venue_records, tmp_path, lambda rows: None)
+    first = build_index([first_records], out, model=model, cache_dir=cache)
+    first_dir = first.path
+    assert read_manifest(first_dir).reviews.searchable
+
+    def new_scores(rows):  # the rebuttal moved a rating, and a decision came out
+        r = next(r for r in rows if len(r.get("reviews") or []) >= 2)
+        r["reviews"][0]["rating"] = 10
+        r["decision"] = "Accept (Oral)"
+        new_scores.id = r["id"]
+
+    second = build_index([refetched(venue_records, tmp_path, new_scores)], out, model=model, cache_dir=cache)
+    assert second.embedded == 0 and second.embedded_sentences == 0 and second.explore_reused
+    assert len(set(second.published.values())) == 1  # nothing to wait for: one publish
+    data = load_index(out)
+    paper = next(p for p in data.papers if p.id == new_scores.id)
+    assert paper.decision == "Accept (Oral)" and 10 in paper.ratings
+    # the search within reviews was built from the same texts: its files are the first build's, linked
+    assert os.path.samefile(first_dir / "review_fields.npy", data.path / "review_fields.npy")
+
+    def new_review_text(rows):
+        r = next(r for r in rows if r.get("reviews"))
+        r["reviews"][0]["weaknesses"] = "The tokenizer ablation is missing entirely."
+        new_review_text.id = r["id"]
+
+    stages: list[list[str]] = []
+
+    def look(stage: str, done: int, total: int) -> None:
+        if stage == "review search" and out.exists():
+            stages.append(read_manifest(resolve(out)).pending)
+
+    third = build_index([refetched(venue_records, tmp_path, new_review_text)], out, model=model, cache_dir=cache,
+                        progress=look)
+    assert third.embedded == 0 and stages == [["review search"]]  # the rest served while reviews were indexed
+    engine = Engine(load_index(out), model)
+    hits = engine.search_reviews("tokenizer ablation is missing entirely", k=3).hits
+    assert hits and hits[0].paper.id == new_review_text.id
+
+
+def test_still_coming_names_the_stages_and_the_share_built():
+    status = {"stage": "sentences", "done": 35, "total": 100}
+    assert still_coming(["sentences", "multilingual"], status) == \
+        "why-this-result sentences (35% built), queries in other languages"
+    assert still_coming(["multilingual"], {"stage": "multilingual titles", "done": 1, "total": 4}) == \
+        "queries in other languages (titles 25% built)"
+    assert still_coming(["topics and map"], {"stage": "map", "done": 0, "total": 1}) == \
+        "topics and the map (being built)"
