@@ -181,7 +181,8 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
             model = load_model()
             for n, inputs in enumerate(steps, 1):
                 log.update(step=n, inputs=[str(p) for p in inputs])
-                report = build_index(inputs, out, model=model, progress=log, multilingual=multilingual)
+                report = build_index(inputs, out, model=model, progress=log, multilingual=multilingual,
+                                     first_stage_only=n < len(steps))
                 log.update(count=report.count, published=str(report.path))
         except Exception as e:  # recorded for the page, which would otherwise wait on a dead job
             expected = isinstance(e, (CorpusError, FetchError, IndexLoadError, BuildBusy, OSError))

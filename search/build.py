@@ -48,6 +48,10 @@ class BuildOptions:
     ml_processes: int = min(os.cpu_count() or 1, 4)  # worker processes of the multilingual space
     review_search: bool = True         # BM25 over the reviews' texts (benchmarks/results/reviews.md: its cost)
     staged: bool = True                # publish the abstracts' index first, then each later stage as it lands
+    # publish the abstracts' stage and stop, the rest left pending: the page's first build of the seeds
+    # when a conference follows, whose build does the rest for both (the seeds' sentences and multilingual
+    # space, 10 s, would delay the conference's first answer by as much)
+    first_stage_only: bool = False
 
 
 @dataclass
@@ -180,7 +184,7 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
         # holds all they give, and comes just before the first stage that takes time
         work = {name: _has_work(b, name) for name in STAGES if _wanted(b, name)}
         b.pending = sorted(work, key=work.get)
-        for name in list(b.pending):
+        for name in list(b.pending) if not options.first_stage_only else []:
             if options.staged and work[name]:
                 _publish(b)
             with b.timed(name):
@@ -277,8 +281,12 @@ def _embed_multilingual(b: Build) -> None:
     ml = MultilingualEncoder(processes=o.ml_processes)
     try:
         cache = b.cache(ml.fingerprint)
-        vectors = [encode_cached(ml, batch, cache, o.batch_size, b.progress, desc=f"multilingual {name}")[0]
-                   for name, batch in _multilingual_texts(b).items()]
+        t = time.perf_counter()
+        done = [encode_cached(ml, batch, cache, o.batch_size, b.progress, desc=f"multilingual {name}")
+                for name, batch in _multilingual_texts(b).items()]
+        vectors = [v for v, _ in done]
+        b.embedding["seconds"]["multilingual"] = round(time.perf_counter() - t, 3)
+        b.embedding["embedded"]["multilingual"] = sum(n for _, n in done)
     finally:
         ml.close()
     b.multilingual = (*vectors, ml.fingerprint)
@@ -286,7 +294,8 @@ def _embed_multilingual(b: Build) -> None:
 
 def _explore(b: Build) -> None:
     key = explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)
-    b.explore = explore.compute(b.papers, b.vectors, key, b.previous, lambda stage: _announce(b.progress, stage))
+    b.explore = explore.compute(b.papers, b.vectors, key, b.previous, lambda stage: _announce(b.progress, stage),
+                                b.vectors_key)
 
 
 def _review_search(b: Build) -> None:
@@ -317,8 +326,9 @@ def _has_work(b: Build, stage: str) -> bool:
         return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
     if stage == "multilingual":
         return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
-    if stage == "topics and map":
-        return explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is None
+    if stage == "topics and map":  # reused as they are, or a few new papers placed onto them: a second
+        return (explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is None
+                and explore.changes(b.previous, b.papers, b.vectors_key) is None)
     if stage == "review search":
         return not (b.previous and reviews.same_search(b.previous, b.reviews_key()))
     raise ValueError(f"unknown stage {stage!r}")

@@ -3,9 +3,10 @@ reused from the previous build when nothing they depend on changed, written, and
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,11 @@ from .corpus import Paper
 from .manifest import ExploreEntry
 
 FILES = (tp.TOPICS, layout.MAP)
+# Topics and map are computed again when more than this share of the papers is new, edited or gone since
+# they last were; below it each such paper is placed among its nearest neighbours (a second, where
+# computing them again takes about a minute at 19,630 papers), and the manifest's explore.placed counts them.
+PLACE_UP_TO = 0.02
+NEIGHBOURS = 10
 
 
 @dataclass
@@ -48,14 +54,82 @@ def reusable(previous: Path | None, wanted: str) -> Path | None:
     return previous if ok and all((previous / name).is_file() for name in FILES) else None
 
 
+@dataclass
+class Changes:
+    """How the papers differ from those an earlier build's topics and map were computed from."""
+    kept: dict[str, tuple[float, float, int | None]]  # id -> x, y, topic of each paper unchanged since
+    topics: list[tp.Topic]
+    placed: int           # papers placed (or removed) since the topics and map were computed, these included
+
+
+def changes(previous: Path | None, papers: list[Paper], vectors_key: str) -> Changes | None:
+    """What placing `papers` onto the previous build's topics and map would keep, when few enough of them
+    are new, edited or gone (PLACE_UP_TO, counted since the map was last computed); None otherwise."""
+    if previous is None:
+        return None
+    try:
+        manifest = ix.read_manifest(previous)
+        entry = manifest.explore
+        if not (entry and entry.vectors_key == vectors_key and entry.topics_method == tp.METHOD
+                and entry.map_method == layout.METHOD):
+            return None
+        ix.verify_files(previous, {n: m for n, m in manifest.files.items() if n in FILES or n == ix.PAPERS})
+        before = {}
+        with open(previous / ix.PAPERS, encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                before[row["id"]] = row["text"]
+        points = layout.read_map(previous / layout.MAP)
+        topics = tp.read_topics(previous / tp.TOPICS)
+    except (ix.IndexLoadError, OSError, ValueError, KeyError):
+        return None
+    now = {p.id: p.text for p in papers}
+    kept = {r["id"]: (r["x"], r["y"], r["topic"]) for r in points if now.get(r["id"], "\x00") == before.get(r["id"])}
+    placed = entry.placed + (len(papers) - len(kept)) + (len(points) - len(kept))
+    return Changes(kept, topics, placed) if placed <= PLACE_UP_TO * len(papers) and kept else None
+
+
+def place(papers: list[Paper], vectors: np.ndarray, found: Changes) -> tuple[list[tp.Topic], np.ndarray]:
+    """The previous topics and map with each new or edited paper placed among its nearest kept papers
+    (by cosine): at the median of their points, in the topic most of them are in."""
+    kept_rows = [row for row, p in enumerate(papers) if p.id in found.kept]
+    new_rows = [row for row, p in enumerate(papers) if p.id not in found.kept]
+    xy = np.zeros((len(papers), 2), dtype=np.float64)
+    topic_of: dict[str, int | None] = {}
+    for row in kept_rows:
+        x, y, topic_of[papers[row].id] = found.kept[papers[row].id]
+        xy[row] = (x, y)
+    if new_rows:
+        near = np.argsort(-(vectors[new_rows] @ vectors[kept_rows].T), axis=1)[:, :NEIGHBOURS]
+        for row, neighbours in zip(new_rows, near):
+            rows = [kept_rows[i] for i in neighbours]
+            xy[row] = np.median(xy[rows], axis=0)
+            votes = [topic_of[papers[r].id] for r in rows if topic_of[papers[r].id] is not None]
+            topic_of[papers[row].id] = max(set(votes), key=votes.count) if votes else None
+    members: dict[int, list[str]] = {t.id: [] for t in found.topics}
+    for t in found.topics:  # the kept papers in their order (closest to the centre first), the placed after
+        members[t.id] = [i for i in t.papers if i in found.kept]
+    for row in new_rows:
+        if topic_of[papers[row].id] is not None:
+            members[topic_of[papers[row].id]].append(papers[row].id)
+    topics = [replace(t, papers=members[t.id], size=len(members[t.id])) for t in found.topics]
+    return topics, xy
+
+
 def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Path | None,
-            announce: Callable[[str], None] = lambda stage: None) -> Explore:
-    """Topics and map of the papers (reused from the `previous` build folder when its key matches);
-    sets each paper's topic."""
+            announce: Callable[[str], None] = lambda stage: None, vectors_key: str = "") -> Explore:
+    """Topics and map of the papers: reused from the `previous` build folder when its key matches, the new
+    and edited papers placed onto it when they are few (`changes`), else computed; sets each paper's topic."""
     reused_from = reusable(previous, wanted)
     xy = None
+    placed = 0
+    found = changes(previous, papers, vectors_key) if reused_from is None else None
     if reused_from is not None:
         topics = tp.read_topics(reused_from / tp.TOPICS)
+    elif found is not None:
+        announce("placing new papers on the map")
+        topics, xy = place(papers, vectors, found)
+        placed = found.placed
     else:
         announce("topics")
         topics = tp.compute_topics(papers, vectors)
@@ -64,8 +138,14 @@ def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Pat
     topic_of = tp.assignments(topics)
     for p in papers:
         p.topic = topic_of.get(p.id)
-    entry = ExploreEntry(wanted, len(topics), tp.METHOD, layout.METHOD, reused_from is not None)
+    entry = ExploreEntry(wanted, len(topics), tp.METHOD, layout.METHOD, reused_from is not None, vectors_key,
+                         placed if reused_from is None else _placed(reused_from))
     return Explore(entry, topics, xy, reused_from)
+
+
+def _placed(build: Path) -> int:
+    entry = ix.read_manifest(build).explore
+    return entry.placed if entry else 0
 
 
 def write(build_dir: Path, part: Explore, papers: list[Paper]) -> ExploreEntry:

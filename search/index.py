@@ -210,8 +210,10 @@ def new_build_dir(out: Path) -> Path:
     vdir.mkdir(parents=True, exist_ok=True)
     for stale in vdir.glob("tmp-*"):  # left by a killed build; we hold the lock, so none is live
         shutil.rmtree(stale, ignore_errors=True)
-    # sortable by time; the random part keeps two builds in the same second apart
-    path = vdir / f"tmp-{time.strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}"
+    # sortable by time to the microsecond (a staged build publishes several in one second, and `publish`
+    # keeps the newest by name); the random part keeps two builds at once apart
+    now = time.time()
+    path = vdir / f"tmp-{time.strftime('%Y%m%dT%H%M%S', time.localtime(now))}.{int(now % 1 * 1e6):06d}-{os.urandom(3).hex()}"
     path.mkdir()
     return path
 

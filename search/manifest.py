@@ -44,6 +44,8 @@ class ExploreEntry:
     topics_method: str
     map_method: str
     reused: bool          # copied from the previous build, the key being the same
+    vectors_key: str = ""  # the vectors they were computed from (a new paper is placed only among its own kind)
+    placed: int = 0        # papers placed onto topics and a map computed without them (explore.PLACE_UP_TO)
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,43 @@ def test_still_coming_names_the_stages_and_the_share_built():
         "queries in other languages (titles 25% built)"
     assert still_coming(["topics and map"], {"stage": "map", "done": 0, "total": 1}) == \
         "topics and the map (being built)"
+
+
+def test_a_few_new_papers_are_placed_onto_the_topics_and_map_and_more_compute_them_again(tmp_path, model,
+                                                                                         embedding_cache):
+    from search.layout import MAP, read_map
+
+    out, cache = tmp_path / "index", cache_copy(embedding_cache, tmp_path / "cache")
+    build_index([SEEDS], out, model=model, cache_dir=cache)
+    before = load_index(out)
+    points_before = {r["id"]: (r["x"], r["y"]) for r in read_map(before.path / MAP)}
+    original = before.papers[5]
+    extra = tmp_path / "extra.jsonl"
+
+    def add(n: int) -> None:
+        extra.write_text("".join(json.dumps({
+            "id": f"new{i}", "title": f"{original.title} (part {i})",
+            "abstract": f"{original.abstract} We extend this study to {i + 2} new benchmarks."}) + "\n"
+            for i in range(n)))
+
+    add(1)  # 1 in 67 papers: under explore.PLACE_UP_TO
+    report = build_index([SEEDS, extra], out, model=model, cache_dir=cache)
+    data = load_index(out)
+    entry = data.manifest.explore
+    assert report.embedded == 1 and entry.placed == 1 and not entry.reused
+    assert list(report.published) == ["abstracts", "topics and map", "sentences"]  # published before the sentences
+    papers = {p.id: p for p in data.papers}
+    topics = load_index(out).manifest.explore.topics
+    assert papers["new0"].topic == papers[original.id].topic  # its near twin's topic
+    points = {r["id"]: (r["x"], r["y"]) for r in read_map(data.path / MAP)}
+    assert all(points[i] == xy for i, xy in points_before.items())  # the others stay where they were
+    spread = sorted(abs(complex(*a) - complex(*b)) for a in points_before.values() for b in points_before.values())
+    assert abs(complex(*points["new0"]) - complex(*points[original.id])) < spread[len(spread) // 4]
+    counts = json.loads((data.path / "topics.json").read_text())
+    members = [i for t in counts["topics"] for i in t["papers"]]
+    assert len(members) == len(set(members)) == 67 and "new0" in members and topics == len(counts["topics"])
+
+    add(3)  # 3 more than the map was computed for, in 69: over it, so topics and map are computed again
+    build_index([SEEDS, extra], out, model=model, cache_dir=cache)
+    entry = load_index(out).manifest.explore
+    assert entry.placed == 0 and not entry.reused
