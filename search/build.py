@@ -25,6 +25,7 @@ from .corpus import Paper, input_files, load_corpus
 from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, TorchEncoder, cpu_description,
                     encode_cached, load_model, model_dimension, model_fingerprint, start_pool, vectors_fingerprint)
 from .manifest import Manifest, ModelEntry, vectors_entry
+from . import multilingual as ml
 from .multilingual import MultilingualEncoder, write_space
 from .multilingual import fingerprint as multilingual_fingerprint
 from .progress import Progress
@@ -114,6 +115,9 @@ class Build:
     explore: explore.Explore | None = None
     review_search: reviews.SearchPart | None = None
     review_key: str | None = None       # reviews.search_key of the papers, hashed once a build
+    rows_key: str = ""                  # the papers' ids and texts in index order (what each part's rows are)
+    reuse: dict = field(default_factory=dict)   # part -> the previous build's files of it, or None (reusable)
+    linked: dict = field(default_factory=dict)  # files hard-linked into the build being written, with checksums
     done: list[str] = field(default_factory=list)       # stages computed
     pending: list[str] = field(default_factory=list)    # stages still to compute
     entries: dict = field(default_factory=dict)         # manifest entries of the parts written so far
@@ -207,6 +211,10 @@ def _published(out: Path) -> Path | None:
 def _read(b: Build) -> None:
     b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad)
     b.corpus_fingerprint = ix.corpus_fingerprint(b.papers)
+    h = hashlib.sha256()
+    for p in b.papers:
+        h.update("\x1f".join((p.id, p.title, p.abstract, p.text)).encode("utf-8") + b"\x1e")
+    b.rows_key = h.hexdigest()
 
 
 def _load_model(b: Build) -> None:
@@ -265,6 +273,8 @@ def _embed_abstracts(b: Build) -> None:
 
 
 def _embed_sentences(b: Build) -> None:
+    if reusable(b, "sentences"):
+        return
     b.sentence_vectors, b.embedded_sentences = _embed(
         b, "sentences", b.sentence_encoder, evidence.flat_texts(b.sentence_groups), _sentences_key(b),
         chunk=packed.CHUNK if b.packed_file else None)
@@ -277,6 +287,8 @@ def _multilingual_texts(b: Build) -> dict[str, list[str]]:
 
 
 def _embed_multilingual(b: Build) -> None:
+    if reusable(b, "multilingual"):
+        return
     o = b.options
     ml = MultilingualEncoder(processes=o.ml_processes)
     try:
@@ -322,6 +334,8 @@ def _misses(cache: EmbeddingCache, texts: list[str]) -> bool:
 def _has_work(b: Build, stage: str) -> bool:
     """Whether a later stage has real work (a text to embed, topics to compute, reviews to index) or
     only reads what the cache and the previous build hold."""
+    if stage in PART_FILES and reusable(b, stage):
+        return False
     if stage == "sentences":
         return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
     if stage == "multilingual":
@@ -338,12 +352,16 @@ def _has_work(b: Build, stage: str) -> bool:
 
 def _write_abstracts(b: Build, build_dir: Path) -> None:
     o = b.options
+    b.entries["reviews"] = reviews.write(build_dir, b.papers, b.reviews_key())
+    if _link_part(b, build_dir, "abstracts"):
+        previous = b.reuse["abstracts"][1]
+        b.entries.update(index=previous.index, lexical=previous.lexical, query_encoder=previous.query_encoder)
+        return
     with b.timed("faiss"):
         b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, o.index_spec))
     b.entries["lexical"] = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR)
     b.entries["query_encoder"] = (qe.write_encoder(build_dir, b.onnx_file, b.model)
                                   if b.onnx_file and o.query_encoder else None)
-    b.entries["reviews"] = reviews.write(build_dir, b.papers, b.reviews_key())
 
 
 def _write_explore(b: Build, build_dir: Path) -> None:
@@ -355,11 +373,66 @@ def _write_review_search(b: Build, build_dir: Path) -> None:
 
 
 def _write_sentences(b: Build, build_dir: Path) -> None:
-    b.entries["sentences"] = evidence.write(build_dir, b.sentence_groups, b.sentence_vectors)
+    b.entries["sentences"] = (b.reuse["sentences"][1].sentences if _link_part(b, build_dir, "sentences") else
+                              evidence.write(build_dir, b.sentence_groups, b.sentence_vectors))
 
 
 def _write_multilingual(b: Build, build_dir: Path) -> None:
-    b.entries["multilingual"] = write_space(build_dir, *b.multilingual, b.options.ml_processes)
+    b.entries["multilingual"] = (b.reuse["multilingual"][1].multilingual if _link_part(b, build_dir, "multilingual")
+                                 else write_space(build_dir, *b.multilingual, b.options.ml_processes))
+
+
+# ---------------------------------------------------------------- parts taken whole from the previous build
+
+# A re-fetch that changed only scores and decisions leaves these parts' rows as they were: the build links
+# the previous build's files instead of writing them again (at 19,630 papers, writing them and reading
+# their vectors from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md).
+PART_FILES = {"abstracts": (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER),
+              "sentences": (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
+              "multilingual": (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS)}
+
+
+def part_key(b: Build, part: str) -> str:
+    """What a part's files are made of: the papers' rows in order, and the part's method."""
+    o = b.options
+    what = {"abstracts": [b.vectors_key, o.index_spec, lexical.DESCRIPTION, str(bool(o.query_encoder))],
+            "sentences": [_sentences_key(b)],
+            "multilingual": [multilingual_fingerprint(), str(o.sentences)]}[part]
+    return hashlib.sha256("\n".join([b.rows_key, part, *what]).encode()).hexdigest()
+
+
+def reusable(b: Build, part: str) -> bool:
+    """Whether the previous build holds this part made of the same (its files checked once a build)."""
+    if part not in b.reuse:
+        b.reuse[part] = None
+        try:
+            previous = ix.read_manifest(b.previous) if b.previous else None
+            if previous and previous.part_keys.get(part) == part_key(b, part):
+                files = {n: m for n, m in previous.files.items()
+                         if any(n == f or (f.endswith("/") and n.startswith(f)) for f in PART_FILES[part])}
+                ix.verify_files(b.previous, files)
+                b.reuse[part] = (files, previous)
+        except (ix.IndexLoadError, OSError):
+            b.reuse[part] = None
+    return b.reuse[part] is not None
+
+
+def _link_part(b: Build, build_dir: Path, part: str) -> bool:
+    if not reusable(b, part):
+        return False
+    files, _ = b.reuse[part]
+    for name in files:
+        _link(b.previous / name, build_dir / name)
+    b.linked.update(files)
+    return True
+
+
+def _link(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dest)
+    except OSError:  # a filesystem without hard links
+        shutil.copy2(src, dest)
 
 
 WRITERS = {"abstracts": _write_abstracts, "topics and map": _write_explore, "review search": _write_review_search,
@@ -373,12 +446,7 @@ def _link_previous_stage(b: Build, build_dir: Path) -> dict:
     for name, meta in b.last_files.items():
         if name == ix.PAPERS:
             continue
-        dest = build_dir / name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(b.last / name, dest)
-        except OSError:  # a filesystem without hard links
-            shutil.copy2(b.last / name, dest)
+        _link(b.last / name, build_dir / name)
         known[name] = meta
     return known
 
@@ -390,6 +458,7 @@ def _publish(b: Build) -> Path:
     _announce(b.progress, "writing the index")
     build_dir = ix.new_build_dir(b.out)
     known = _link_previous_stage(b, build_dir) if b.last else {}
+    b.linked = {}
     ix.write_papers(build_dir / ix.PAPERS, b.papers)
     written = set(b.published_at)
     for stage in b.done:
@@ -409,7 +478,9 @@ def _publish(b: Build) -> Path:
     b.timings["write"] = b.timings.get("write", 0.0) + time.perf_counter() - t
     manifest.build_seconds = stamp
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
-    ix.write_manifest(build_dir, manifest, known)
+    manifest.part_keys = {part: part_key(b, part) for part in PART_FILES if part in b.done and
+                          (part != "multilingual" or e.get("multilingual"))}
+    ix.write_manifest(build_dir, manifest, {**known, **b.linked})
     b.last = ix.publish(build_dir, b.out, spare=b.previous if b.pending else None)
     b.last_files = manifest.files
     b.published_at = dict(manifest.published)

@@ -98,6 +98,7 @@ class Manifest:
     stage_seconds: dict = field(default_factory=dict)
     pending: list = field(default_factory=list)     # build.STAGES still to come: this is an earlier stage's index
     published: dict = field(default_factory=dict)   # stage -> seconds from the build's start to its publishing
+    part_keys: dict = field(default_factory=dict)   # part -> what its files are made of (build.part_key)
     files: dict = field(default_factory=dict)  # name -> {"bytes", "sha256"}, filled by index.write_manifest
     metric: str = METRIC
     format: int = FORMAT
@@ -137,6 +138,7 @@ class Manifest:
             build_seconds=d.get("build_seconds") or 0.0, stage_seconds=d.get("stage_seconds") or {},
             pending=[str(x) for x in d.get("pending") or [] if isinstance(x, str)],
             published=d.get("published") if isinstance(d.get("published"), dict) else {},
+            part_keys=d.get("part_keys") if isinstance(d.get("part_keys"), dict) else {},
             files=_entry(d, "files", dict), metric=d.get("metric") or METRIC)
 
 

@@ -114,8 +114,12 @@ def test_a_refetch_with_new_ratings_and_decisions_embeds_nothing_and_reuses_the_
     data = load_index(out)
     paper = next(p for p in data.papers if p.id == new_scores.id)
     assert paper.decision == "Accept (Oral)" and 10 in paper.ratings
-    # the search within reviews was built from the same texts: its files are the first build's, linked
-    assert os.path.samefile(first_dir / "review_fields.npy", data.path / "review_fields.npy")
+    # the search within reviews was built from the same texts, and the rows of the abstracts and their
+    # sentences are the same: their files are the first build's, linked, not written again
+    for name in ("review_fields.npy", "vectors.faiss", "sentences.npy", "bm25/params.index.json"):
+        assert os.path.samefile(first_dir / name, data.path / name), name
+    assert "reviews.jsonl" in data.manifest.files and not os.path.samefile(first_dir / "reviews.jsonl",
+                                                                           data.path / "reviews.jsonl")
 
     def new_review_text(rows):
         r = next(r for r in rows if r.get("reviews"))
