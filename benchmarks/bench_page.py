@@ -36,14 +36,17 @@ for i in range(10 if q else 0):
 """
 
 
-def floor(qs: list[str]) -> list[float]:
-    """The same measurement on a page that does nothing but echo the query as ten headings."""
+def floor(qs: list[str]) -> tuple[list[float], float]:
+    """The same measurement on a page that does nothing but echo the query as ten headings, and the
+    resident memory of its server after it."""
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="floor-app-"))
     (root / "streamlit_app.py").write_text(FLOOR_APP)
+    from benchmarks.browser import server_rss_mib
+
     with warm_page(root, root, qs) as page:
-        return [submit(page, q, f"{q} 0") for q in qs]
+        return [submit(page, q, f"{q} 0") for q in qs], server_rss_mib(page.url)
 
 
 def gc_pause(index: Path) -> tuple[float, float]:
@@ -107,7 +110,7 @@ def main() -> None:
     w_before = {old: warm(args.index, qs, old, firsts) for old in args.before}
     gc_before, gc_after = gc_pause(args.index)  # first: the page's AppTest run below freezes this process
     server = script_time(args.index, [q + " script" for q in qs])
-    bare = floor(qs)
+    bare, bare_rss = floor(qs)
 
     def ms(values):
         return f"{statistics.median(values) * 1e3:.0f} ms (p90 {pct(values, 90) * 1e3:.0f})"
@@ -127,7 +130,10 @@ def main() -> None:
              f"| Streamlit's full garbage collection after each run, engine loaded: not frozen / frozen "
              f"(median of 5) | {gc_before * 1e3:.0f} ms / {gc_after * 1e3:.2f} ms |",
              f"| floor: the same click on a bare Streamlit page that only echoes the query as 10 headings | "
-             f"{ms(bare)} |"]
+             f"{ms(bare)} |",
+             f"| warm query against the floor (p50) | {statistics.median(w['fresh']) / statistics.median(bare):.2f}× |",
+             f"| the server's resident memory after the warm queries / the bare page's | "
+             f"{w['rss_mib']:.0f} MiB / {bare_rss:.0f} MiB |"]
     write_report(lines, args.out)
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def server_rss_mib(url: str) -> float:
+    """Resident memory of the `streamlit run` serving `url` (VmRSS in /proc: Linux only)."""
+    port = str(urllib.parse.urlsplit(url).port).encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
+            if b"streamlit" in args and port in args:
+                line = next(x for x in (proc / "status").read_text().splitlines() if x.startswith("VmRSS:"))
+                return int(line.split()[1]) / 1024
+        except OSError:  # a process that ended meanwhile
+            continue
+    raise RuntimeError(f"no streamlit process serves {url}")
 
 
 @contextmanager

@@ -116,6 +116,9 @@ def warm(index: Path, qs: list[str], root: Path = ROOT, firsts: dict[str, str] |
     with warm_page(root, index, qs) as page:
         fresh = [submit(page, q, firsts[q]) for q in qs]
         repeated = [submit(page, q, firsts[q]) for q in qs[:10]]
+        from benchmarks.browser import server_rss_mib
+
+        rss = server_rss_mib(page.url)
         listed = []
         for i in range(5):
             before = page.url
@@ -127,7 +130,7 @@ def warm(index: Path, qs: list[str], root: Path = ROOT, firsts: dict[str, str] |
                                    " && [...document.querySelectorAll('button')].filter(b => b.innerText.startsWith("
                                    "'✓ In reading list')).length > n", arg=[before, n], timeout=60_000)
             listed.append(time.perf_counter() - t)
-    return {"fresh": fresh, "repeated": repeated, "listed": listed}
+    return {"fresh": fresh, "repeated": repeated, "listed": listed, "rss_mib": rss}
 
 
 def longest_first(texts: list[str]) -> list[str]:

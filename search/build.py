@@ -22,8 +22,9 @@ from . import index as ix
 from . import packed
 from . import query_encoder as qe
 from .corpus import Paper, input_files, load_corpus
-from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, TorchEncoder, cpu_description,
-                    encode_cached, load_model, model_dimension, model_fingerprint, start_pool, vectors_fingerprint)
+from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
+                    cpu_description, encode_cached, known_model_facts, load_model, model_dimension, model_fingerprint,
+                    remember_model_facts, start_pool, vectors_fingerprint)
 from .manifest import Manifest, ModelEntry, vectors_entry
 from . import multilingual as ml
 from .multilingual import MultilingualEncoder, write_space
@@ -91,13 +92,14 @@ class Build:
     out: Path
     options: BuildOptions
     progress: Progress | None
-    model: object = None
+    model: object = None                # the sentence-transformers model, once something needs it (loaded_model)
     started: float = 0.0
     previous: Path | None = None        # the build published before this one started (parts to reuse)
     papers: list[Paper] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     fingerprint: str = ""
+    facts: ModelFacts | None = None
     onnx_file: Path | None = None
     packed_file: Path | None = None     # the export that embeds sentences several to a row
     encoder: Encoder | None = None
@@ -134,6 +136,11 @@ class Build:
         if key not in self.caches:
             self.caches[key] = EmbeddingCache(self.cache_dir, key)
         return self.caches[key]
+
+    def loaded_model(self):
+        if self.model is None:
+            self.model = load_model(self.options.model_name, self.options.device)
+        return self.model
 
     def reviews_key(self) -> str:
         if self.review_key is None:
@@ -218,30 +225,41 @@ def _read(b: Build) -> None:
 
 
 def _load_model(b: Build) -> None:
+    """The model's facts; the model itself is loaded here only the first time a cache sees it (recorded
+    by its files), and otherwise when something is to be exported or embedded in torch."""
     o = b.options
-    b.model = b.model if b.model is not None else load_model(o.model_name, o.device)
-    b.fingerprint = model_fingerprint(b.model)
-    ix.check_spec(o.index_spec, model_dimension(b.model))  # before any embedding is spent
+    b.facts = known_model_facts(o.model_name, b.cache_dir) if b.model is None else None
+    if b.facts is None:
+        given = b.model is not None
+        m = b.loaded_model()
+        b.facts = ModelFacts(model_fingerprint(m), model_dimension(m), int(m.max_seq_length), qe.exportable(m))
+        if not given:  # a model handed in need not be the one its name loads
+            remember_model_facts(o.model_name, b.cache_dir, b.facts)
+    b.fingerprint = b.facts.fingerprint
+    ix.check_spec(o.index_spec, b.facts.dimension)  # before any embedding is spent
 
 
 def _export(b: Build) -> None:
     """The model's ONNX export (cached): shipped for queries, and what the build embeds with but in torch."""
     o = b.options
-    if o.device not in (None, "cpu") or o.processes > 1 or not qe.exportable(b.model):
+    exportable = b.facts.exportable
+    if o.device not in (None, "cpu") or o.processes > 1 or not exportable:
         b.options = o = replace(o, backend="torch")
-    if (o.query_encoder or o.backend != "torch") and qe.exportable(b.model):
-        b.onnx_file = qe.exported(b.model, b.fingerprint, b.cache_dir, quantize=False)
-    if o.backend != "torch" and o.sentences and qe.exportable(b.model):
-        b.packed_file = packed.exported_packed(b.model, b.fingerprint, b.cache_dir)
+    if (o.query_encoder or o.backend != "torch") and exportable:
+        b.onnx_file = (qe.cached(qe.export_path(b.fingerprint, b.cache_dir, quantize=False))
+                       or qe.exported(b.loaded_model(), b.fingerprint, b.cache_dir, quantize=False))
+    if o.backend != "torch" and o.sentences and exportable:
+        b.packed_file = (qe.cached(packed.packed_path(b.fingerprint, b.cache_dir))
+                         or packed.exported_packed(b.loaded_model(), b.fingerprint, b.cache_dir))
 
 
 def _encoders(b: Build) -> None:
     o = b.options
     if o.backend == "torch":
-        b.encoder = b.sentence_encoder = TorchEncoder(b.model, b.fingerprint)
+        b.encoder = b.sentence_encoder = TorchEncoder(b.loaded_model(), b.fingerprint)
     else:
-        b.encoder = qe.document_encoder(b.onnx_file, b.model, b.fingerprint, o.backend)
-        b.sentence_encoder = (packed.PackedEncoder(b.packed_file, int(b.model.max_seq_length), b.fingerprint,
+        b.encoder = qe.document_encoder(b.onnx_file, b.facts.max_seq_length, b.fingerprint, o.backend)
+        b.sentence_encoder = (packed.PackedEncoder(b.packed_file, b.facts.max_seq_length, b.fingerprint,
                                                    o.backend) if b.packed_file else b.encoder)
     b.embedding = {"backend": b.encoder.backend, "sentences_backend": b.sentence_encoder.backend,
                    "batch_size": o.batch_size, "cpu": cpu_description(), "seconds": {}, "embedded": {}}
@@ -258,7 +276,8 @@ def _embed(b: Build, stage: str, encoder: Encoder, texts: list[str], key: str, c
     """Vectors of texts through the cache; the stage's seconds and newly embedded count in the manifest."""
     o = b.options
     t = time.perf_counter()
-    with start_pool(b.model, o.processes if o.backend == "torch" else 0, o.device) as pool:
+    processes = o.processes if o.backend == "torch" else 0
+    with start_pool(b.model if processes > 1 else None, processes, o.device) as pool:
         vectors, embedded = encode_cached(encoder, texts, b.cache(key), o.batch_size, b.progress, desc=stage,
                                           pool=pool, chunk=chunk)
     b.embedding["seconds"][stage] = round(time.perf_counter() - t, 3)
@@ -360,7 +379,7 @@ def _write_abstracts(b: Build, build_dir: Path) -> None:
     with b.timed("faiss"):
         b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, o.index_spec))
     b.entries["lexical"] = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR)
-    b.entries["query_encoder"] = (qe.write_encoder(build_dir, b.onnx_file, b.model)
+    b.entries["query_encoder"] = (qe.write_encoder(build_dir, b.onnx_file)
                                   if b.onnx_file and o.query_encoder else None)
 
 
@@ -467,8 +486,8 @@ def _publish(b: Build) -> Path:
     e = b.entries
     stamp = round(time.perf_counter() - b.started, 3)
     manifest = Manifest(
-        model=ModelEntry(o.model_name, b.fingerprint, int(b.model.max_seq_length)),
-        dimension=model_dimension(b.model), count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
+        model=ModelEntry(o.model_name, b.fingerprint, b.facts.max_seq_length), dimension=b.facts.dimension,
+        count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
         index=e["index"], lexical=e["lexical"], sentences=e.get("sentences", 0), explore=e.get("explore"),
         query_encoder=e.get("query_encoder"), multilingual=e.get("multilingual"), reviews=e.get("reviews"),
         embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),

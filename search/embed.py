@@ -8,6 +8,7 @@ import platform
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 
@@ -51,6 +52,52 @@ def model_fingerprint(model) -> str:
         h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     h.update(str(model.max_seq_length).encode())
     return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What a build needs of its model when every vector is cached and every export made: importing torch
+    and sentence-transformers to learn them took 8.4 s of a 44 s rebuild (benchmarks/results/refetch.md)."""
+    fingerprint: str
+    dimension: int
+    max_seq_length: int
+    exportable: bool     # query_encoder.exportable: the ONNX export reproduces it
+
+
+def _model_files_key(name: str) -> str | None:
+    """The model folder's files by path, size and modification time; None for a model not in a folder."""
+    root = Path(resolve_model(name))
+    if not root.is_dir():
+        return None
+    stats = sorted((str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns)
+                   for f in root.rglob("*") if f.is_file())
+    return hashlib.sha256(json.dumps([str(root.resolve()), stats]).encode()).hexdigest()
+
+
+def known_model_facts(name: str, cache_dir: Path) -> ModelFacts | None:
+    """The facts recorded for this model's files as they are now, or None (never seen, or changed since)."""
+    key = _model_files_key(name)
+    try:
+        facts = json.loads((cache_dir / "models.json").read_text(encoding="utf-8")).get(key) if key else None
+        return ModelFacts(**facts) if facts else None
+    except (OSError, ValueError, TypeError):  # a missing or damaged record costs only a model load
+        return None
+
+
+def remember_model_facts(name: str, cache_dir: Path, facts: ModelFacts) -> None:
+    key = _model_files_key(name)
+    if key is None:
+        return
+    path = cache_dir / "models.json"
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    known[key] = asdict(facts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 @runtime_checkable

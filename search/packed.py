@@ -62,9 +62,13 @@ def export_packed(model, out: Path) -> Path:
     return out
 
 
+def packed_path(fingerprint: str, cache_dir: Path) -> Path:
+    return cache_dir / fingerprint[:24] / ONNX
+
+
 def exported_packed(model, fingerprint: str, cache_dir: Path) -> Path:
     """The packed export from the cache (beside the plain one), made on the first call for this model."""
-    path = cache_dir / fingerprint[:24] / ONNX
+    path = packed_path(fingerprint, cache_dir)
     if not path.is_file():
         export_packed(model, path)
     if not (path.parent / TOKENIZER).is_file():

@@ -75,11 +75,20 @@ def export(model, out: Path, quantize: bool = False) -> Path:
     return out
 
 
+def export_path(fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
+    return cache_dir / fingerprint[:24] / ("query_encoder-int8.onnx" if quantize else "query_encoder.onnx")
+
+
+def cached(path: Path) -> Path | None:
+    """An export made before, with its tokenizer beside it (what runs without the model loaded), or None."""
+    return path if path.is_file() and (path.parent / TOKENIZER).is_file() else None
+
+
 def exported(model, fingerprint: str, cache_dir: Path, quantize: bool) -> Path:
     """The model's ONNX file from the cache, exported on the first call for this model fingerprint.
 
     Its tokenizer is saved beside it, so the file can be run on its own (`OnnxEncoder`)."""
-    path = cache_dir / fingerprint[:24] / ("query_encoder-int8.onnx" if quantize else "query_encoder.onnx")
+    path = export_path(fingerprint, cache_dir, quantize)
     if not path.is_file():
         export(model, path, quantize)
     if not (path.parent / TOKENIZER).is_file():
@@ -191,15 +200,15 @@ class OnnxEncoder:
         return np.concatenate(out).astype(np.float32, copy=False)
 
 
-def document_encoder(onnx_file: Path, model, fingerprint: str, runtime: str) -> OnnxEncoder:
+def document_encoder(onnx_file: Path, max_seq_length: int, fingerprint: str, runtime: str) -> OnnxEncoder:
     """The build's encoder of abstracts and sentences: the cached export (see `exported`) in `runtime`."""
-    return OnnxEncoder(onnx_file, onnx_file.parent / TOKENIZER, int(model.max_seq_length), fingerprint, runtime)
+    return OnnxEncoder(onnx_file, onnx_file.parent / TOKENIZER, max_seq_length, fingerprint, runtime)
 
 
-def write_encoder(build_dir: Path, onnx_file: Path, model) -> EncoderEntry:
-    """Copy the ONNX file and save the model's tokenizer into a build; returns the manifest entry."""
+def write_encoder(build_dir: Path, onnx_file: Path) -> EncoderEntry:
+    """Copy the ONNX file and the tokenizer saved beside it into a build; returns the manifest entry."""
     shutil.copyfile(onnx_file, build_dir / ONNX)
-    save_tokenizer(model, build_dir / TOKENIZER)
+    shutil.copyfile(onnx_file.parent / TOKENIZER, build_dir / TOKENIZER)
     return EncoderEntry(ONNX, TOKENIZER, "onnxruntime", "int8" if "int8" in onnx_file.name else "float32")
 
 

@@ -84,15 +84,23 @@ def test_a_dropped_engine_leaves_no_reference_cycles(seed_index):
     engine (a rebuild replaces it) frees it by reference counting alone."""
     import gc
 
-    engine = open_engine(seed_index)
-    engine.search("graph neural networks")
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        del engine
-        assert gc.collect() == 0
-    finally:
-        gc.set_debug(0)
+    found = []
+    # once in a suite of 450 another test's leftovers dropped 532 cyclic objects within the window; a cycle
+    # of the engine's own shows every time
+    for _ in range(2):
+        engine = open_engine(seed_index)
+        engine.search("graph neural networks")
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            del engine
+            found.append(gc.collect())
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        if found[-1] == 0:
+            break
+    assert found[-1] == 0, found
         gc.garbage.clear()
 
 

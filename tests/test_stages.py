@@ -188,3 +188,33 @@ def test_a_few_new_papers_are_placed_onto_the_topics_and_map_and_more_compute_th
     build_index([SEEDS, extra], out, model=model, cache_dir=cache)
     entry = load_index(out).manifest.explore
     assert entry.placed == 0 and not entry.reused
+
+
+def test_a_rebuild_with_its_vectors_cached_reads_the_model_facts_and_never_loads_the_model(tmp_path, embedding_cache,
+                                                                                           monkeypatch):
+    out, cache = tmp_path / "index", cache_copy(embedding_cache, tmp_path / "cache")
+    first = build_index([SEEDS], out, cache_dir=cache)  # the default model, loaded by name: its facts recorded
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr("search.build.load_model", refuse)
+    second = build_index([SEEDS], out, cache_dir=cache)
+    assert second.embedded == 0
+    a, b = read_manifest(first.path), read_manifest(second.path)
+    assert (a.model, a.dimension, a.query_encoder) == (b.model, b.dimension, b.query_encoder)
+    assert (second.path / "tokenizer.json").read_bytes() == (first.path / "tokenizer.json").read_bytes()
+
+
+def test_model_facts_are_forgotten_when_the_model_files_change(tmp_path):
+    folder, cache = tmp_path / "model", tmp_path / "cache"
+    folder.mkdir()
+    (folder / "weights.bin").write_bytes(b"1")
+    facts = embed.ModelFacts("abc", 384, 256, True)
+    assert embed.known_model_facts(str(folder), cache) is None
+    embed.remember_model_facts(str(folder), cache, facts)
+    assert embed.known_model_facts(str(folder), cache) == facts
+    (folder / "weights.bin").write_bytes(b"22")   # other weights: the model is loaded again
+    assert embed.known_model_facts(str(folder), cache) is None
+    (cache / "models.json").write_text("{half", encoding="utf-8")
+    assert embed.known_model_facts(str(folder), cache) is None

@@ -91,8 +91,12 @@ def run(index: Path, method: str, work: Path) -> dict:
 def picture(xy: np.ndarray, names: list[str], title: str, path: Path) -> None:
     import datamapplot
 
+    # every map scaled as ours is (centred, within [-1, 1]): openTSNE's raw coordinates (hundreds of
+    # units) took datamapplot past 24 GiB
+    xy = xy - xy.mean(axis=0)
+    xy = xy / np.abs(xy).max()
     fig, _ = datamapplot.create_plot(xy, np.array(names), title=title, label_font_size=9,
-                                     noise_label="no topic", darkmode=False)
+                                     noise_label="no topic", darkmode=False, font_family="DejaVu Sans")
     fig.savefig(path, dpi=90, bbox_inches="tight")
 
 
