@@ -91,12 +91,15 @@ def cache_copy(cache: Path, dest: Path, vectors: bool = True) -> Path:
 
     vectors=False keeps only the model's ONNX export, so a build embeds everything again without
     exporting again."""
+    dest.mkdir(parents=True, exist_ok=True)
     for sub in cache.iterdir() if cache.is_dir() else []:
-        if vectors or (sub / "query_encoder.onnx").is_file():
+        if sub.is_file():  # models.json: what the build knows of the model without loading it
+            if not sub.name.startswith(".") and not sub.name.endswith(".tmp"):
+                os.link(sub, dest / sub.name)
+        elif vectors or (sub / "query_encoder.onnx").is_file():
             # not the files another worker is still writing aside (".shard-…", "….tmp")
             skip = (".*", "*.tmp") if vectors else (".*", "*.tmp", "shard-*")
             shutil.copytree(sub, dest / sub.name, copy_function=os.link, ignore=shutil.ignore_patterns(*skip))
-    dest.mkdir(parents=True, exist_ok=True)
     return dest
 
 
