@@ -276,8 +276,7 @@ def _embed(b: Build, stage: str, encoder: Encoder, texts: list[str], key: str, c
     """Vectors of texts through the cache; the stage's seconds and newly embedded count in the manifest."""
     o = b.options
     t = time.perf_counter()
-    processes = o.processes if o.backend == "torch" else 0
-    with start_pool(b.model if processes > 1 else None, processes, o.device) as pool:
+    with start_pool(b.model, o.processes if o.backend == "torch" else 0, o.device) as pool:
         vectors, embedded = encode_cached(encoder, texts, b.cache(key), o.batch_size, b.progress, desc=stage,
                                           pool=pool, chunk=chunk)
     b.embedding["seconds"][stage] = round(time.perf_counter() - t, 3)
