@@ -117,7 +117,7 @@ def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
     fingerprint, cut = model_fingerprint(model), int(model.max_seq_length)
     with tempfile.TemporaryDirectory() as work:
         encoder = qe.document_encoder(qe.exported(model, fingerprint, Path(work), quantize=False),
-                                      int(model.max_seq_length), fingerprint, "openvino")
+                                      cut, fingerprint, "openvino")
         packed_encoder = packed.PackedEncoder(packed.exported_packed(model, fingerprint, Path(work)), cut,
                                               fingerprint, "openvino")
     tokens = {"abstracts": sum(min(encoder.count_tokens(t), cut) for t in abstracts),

@@ -117,6 +117,7 @@ class Build:
     explore: explore.Explore | None = None
     review_search: reviews.SearchPart | None = None
     review_key: str | None = None       # reviews.search_key of the papers, hashed once a build
+    place_onto: explore.Changes | None = None   # the previous topics and map to place a few new papers onto
     rows_key: str = ""                  # the papers' ids and texts in index order (what each part's rows are)
     reuse: dict = field(default_factory=dict)   # part -> the previous build's files of it, or None (reusable)
     linked: dict = field(default_factory=dict)  # files hard-linked into the build being written, with checksums
@@ -308,24 +309,24 @@ def _embed_multilingual(b: Build) -> None:
     if reusable(b, "multilingual"):
         return
     o = b.options
-    ml = MultilingualEncoder(processes=o.ml_processes)
+    encoder = MultilingualEncoder(processes=o.ml_processes)
     try:
-        cache = b.cache(ml.fingerprint)
+        cache = b.cache(encoder.fingerprint)
         t = time.perf_counter()
-        done = [encode_cached(ml, batch, cache, o.batch_size, b.progress, desc=f"multilingual {name}")
+        done = [encode_cached(encoder, batch, cache, o.batch_size, b.progress, desc=f"multilingual {name}")
                 for name, batch in _multilingual_texts(b).items()]
         vectors = [v for v, _ in done]
         b.embedding["seconds"]["multilingual"] = round(time.perf_counter() - t, 3)
         b.embedding["embedded"]["multilingual"] = sum(n for _, n in done)
     finally:
-        ml.close()
-    b.multilingual = (*vectors, ml.fingerprint)
+        encoder.close()
+    b.multilingual = (*vectors, encoder.fingerprint)
 
 
 def _explore(b: Build) -> None:
     key = explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)
     b.explore = explore.compute(b.papers, b.vectors, key, b.previous, lambda stage: _announce(b.progress, stage),
-                                b.vectors_key)
+                                b.vectors_key, b.place_onto)
 
 
 def _review_search(b: Build) -> None:
@@ -359,8 +360,10 @@ def _has_work(b: Build, stage: str) -> bool:
     if stage == "multilingual":
         return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
     if stage == "topics and map":  # reused as they are, or a few new papers placed onto them: a second
-        return (explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is None
-                and explore.changes(b.previous, b.papers, b.vectors_key) is None)
+        if explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is not None:
+            return False
+        b.place_onto = explore.changes(b.previous, b.papers, b.vectors_key)  # read once, used by _explore
+        return b.place_onto is None
     if stage == "review search":
         return not (b.previous and reviews.same_search(b.previous, b.reviews_key()))
     raise ValueError(f"unknown stage {stage!r}")
@@ -404,7 +407,8 @@ def _write_multilingual(b: Build, build_dir: Path) -> None:
 
 # A re-fetch that changed only scores and decisions leaves these parts' rows as they were: the build links
 # the previous build's files instead of writing them again (at 19,630 papers, writing them and reading
-# their vectors from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md).
+# their vectors from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links,
+# in its git history).
 PART_FILES = {"abstracts": (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER),
               "sentences": (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
               "multilingual": (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS)}

@@ -117,13 +117,14 @@ def place(papers: list[Paper], vectors: np.ndarray, found: Changes) -> tuple[lis
 
 
 def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Path | None,
-            announce: Callable[[str], None] = lambda stage: None, vectors_key: str = "") -> Explore:
+            announce: Callable[[str], None] = lambda stage: None, vectors_key: str = "",
+            found: Changes | None = None) -> Explore:
     """Topics and map of the papers: reused from the `previous` build folder when its key matches, the new
-    and edited papers placed onto it when they are few (`changes`), else computed; sets each paper's topic."""
+    and edited papers placed onto it when they are few (`found`: what `changes` gave), else computed; sets
+    each paper's topic."""
     reused_from = reusable(previous, wanted)
     xy = None
     placed = 0
-    found = changes(previous, papers, vectors_key) if reused_from is None else None
     if reused_from is not None:
         topics = tp.read_topics(reused_from / tp.TOPICS)
     elif found is not None:

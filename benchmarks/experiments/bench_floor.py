@@ -104,7 +104,7 @@ def main() -> None:
     cut = int(model.max_seq_length)
     with tempfile.TemporaryDirectory() as work:
         build_encoder = qe.document_encoder(qe.exported(model, fingerprint, Path(work), quantize=False),
-                                            int(model.max_seq_length), fingerprint, "openvino")
+                                            cut, fingerprint, "openvino")
         packed_encoder = packed.PackedEncoder(packed.exported_packed(model, fingerprint, Path(work)), cut,
                                               fingerprint, "openvino")
     tokens = {"abstracts": [min(build_encoder.count_tokens(t), cut) for t in abstracts],
