@@ -38,6 +38,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--review-search", action=argparse.BooleanOptionalAction, default=True,
                     help="index the reviews' texts for search within reviews, where the inputs carry reviews "
                          "(default: on; see docs/performance.md for its cost)")
+    ap.add_argument("--summaries", action=argparse.BooleanOptionalAction, default=True,
+                    help="embed the reviewers' summaries, where the inputs carry reviews, so that a search ranks "
+                         "by what reviewers wrote a paper does too (default: on; the build's last stage, some "
+                         "4 texts a paper: docs/performance.md)")
     ap.add_argument("--skip-bad-lines", action="store_true",
                     help="skip malformed lines with a warning each instead of stopping at the first")
     args = ap.parse_args(argv)
@@ -54,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     options = BuildOptions(model_name=args.model, batch_size=args.batch_size, cache_dir=args.cache,
                            device=args.device, skip_bad=args.skip_bad_lines, multilingual=args.multilingual,
                            index_spec=args.index_type, processes=args.processes, backend=args.backend,
-                           review_search=args.review_search)
+                           review_search=args.review_search, summaries=args.summaries)
     report = build_index(args.inputs, args.out, options, progress=ProgressLog())
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)

@@ -105,7 +105,7 @@ def timed(work) -> float:
 
 def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
     """Each stage's least time on this machine (seconds), and what it was counted from."""
-    from search import evidence, explore, lexical, packed, reviews
+    from search import evidence, explore, lexical, packed, reviews, summaries
     from search import query_encoder as qe
     from search.embed import load_model, model_fingerprint
     from search.index import load_index
@@ -113,6 +113,7 @@ def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
 
     abstracts = list(dict.fromkeys(p.text for p in papers))  # the cache embeds each distinct text once
     sentences = list(dict.fromkeys(evidence.flat_texts(evidence.paper_sentences(papers))))
+    said = list(dict.fromkeys(summaries.flat(summaries.paper_summaries(papers))))  # the reviewers' summaries
     model = load_model()
     fingerprint, cut = model_fingerprint(model), int(model.max_seq_length)
     with tempfile.TemporaryDirectory() as work:
@@ -121,14 +122,19 @@ def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
         packed_encoder = packed.PackedEncoder(packed.exported_packed(model, fingerprint, Path(work)), cut,
                                               fingerprint, "openvino")
     tokens = {"abstracts": sum(min(encoder.count_tokens(t), cut) for t in abstracts),
-              "sentences": sum(min(encoder.count_tokens(t), cut) for t in sentences)}
+              "sentences": sum(min(encoder.count_tokens(t), cut) for t in sentences),
+              "summaries": sum(min(encoder.count_tokens(t), cut) for t in said)}
     rng = random.Random(0)
     samples = {"abstracts": longest_first(rng.sample(abstracts, min(SAMPLE_ABSTRACTS, len(abstracts)))),
                "sentences": longest_first(rng.sample(sentences, min(SAMPLE_SENTENCES, len(sentences))))}
+    summary_sample = longest_first(rng.sample(said, min(SAMPLE_ABSTRACTS, len(said))))
     mean_tokens = {k: statistics.mean(min(encoder.count_tokens(t), cut) for t in v) for k, v in samples.items()}
     rate = {"abstracts": texts_per_second(lambda b: encoder.encode(b, 32), samples["abstracts"])
             * mean_tokens["abstracts"],
             "sentences": texts_per_second(packed_encoder.encode, samples["sentences"]) * mean_tokens["sentences"]}
+    if summary_sample:  # embedded as the abstracts are, one to a row
+        rate["summaries"] = (texts_per_second(lambda b: encoder.encode(b, 32), summary_sample)
+                             * statistics.mean(min(encoder.count_tokens(t), cut) for t in summary_sample))
     ml = MultilingualEncoder(threads=1, processes=2)
     try:
         ml_rate = {k: texts_per_second(ml.encode, v) for k, v in samples.items()}
@@ -145,8 +151,12 @@ def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
              "multilingual abstracts": len(abstracts) / ml_rate["abstracts"],
              "multilingual sentences": len(sentences) / ml_rate["sentences"],
              "multilingual titles": len(papers) / ml_rate["sentences"]}
+    if said:
+        least["summaries"] = tokens["summaries"] / rate["summaries"]
     counted = {"abstracts": (len(abstracts), tokens["abstracts"], rate["abstracts"], ml_rate["abstracts"]),
                "sentences": (len(sentences), tokens["sentences"], rate["sentences"], ml_rate["sentences"])}
+    if said:
+        counted["summaries"] = (len(said), tokens["summaries"], rate["summaries"], 0.0)
     return least, counted
 
 
@@ -202,8 +212,8 @@ def main() -> None:
         published = ", ".join(f"{k} {v:.1f}" for k, v in (m.get("published") or {}).items())
         lines.append(f"| {' + '.join(Path(i).name for i in m['inputs'])} | {m['count']:,} | {published} | "
                      f"{m['build_seconds']:.1f} | {stages} |")
-    lines += ["", "A build's row is its last published stage. Each build is the page's background job (`python -m search.background`), multilingual space "
-              "and review search included, from a cold embedding cache; the conference's build reuses the seeds' "
+    lines += ["", "A build's row is its last published stage. Each build is the page's background job (`python -m search.background`), multilingual space, "
+              "review search and the reviewers' summaries (where the file has reviews) included, from a cold embedding cache; the conference's build reuses the seeds' "
               "vectors and model export. The time to the first answer on the whole conference includes the "
               "server's start, the seeds' build, reading the file, loading the model and writing the index; "
               f"the venue build alone published its abstracts {venue_build['published'].get('abstracts', 0):.1f} s "

@@ -2,7 +2,12 @@
 
     python benchmarks/make_devsets.py --seed 0 --out .devsets
     python benchmarks/make_devsets.py --seed 1 --out .testsets
-    python benchmarks/bench_ranking.py [--out benchmarks/results/ranking.md]
+    python benchmarks/bench_ranking.py --records FILE.jsonl [--out benchmarks/results/ranking.md]
+
+FILE is what `python -m search fetch` wrote for the venue (benchmarks/bench_fetch.py serves the shared
+crawl): each paper of the development corpora carries its reviews, as in an index of a fetch, so the
+hybrid ranking is re-scored by the reviewers' summaries (search/summaries.py) as the product's is; step 2
+also gives the hybrid without them. Without --records the corpora have no reviews.
 
 1. On every development set (queries people type: names, keywords, questions, paraphrases, titles,
    Chinese and French), each query's candidates and their signals are taken once; a grid over
@@ -58,6 +63,12 @@ def score_set(collected: list[tuple], weights, metric: str) -> float:
     return statistics.mean(values)
 
 
+def without_summaries(engine):
+    """The engine ranking its index as one without reviews would (the same index, the view left out)."""
+    engine.rankers.summaries = None
+    return engine
+
+
 def tune(collected: dict[str, list[tuple]], base) -> tuple[object, list[str]]:
     """Grid search: English weights on the English sets, multilingual ones on zh and fr."""
     grid = [round(x, 2) for x in np.arange(0.1, 1.0, 0.1)]
@@ -96,24 +107,56 @@ def tune(collected: dict[str, list[tuple]], base) -> tuple[object, list[str]]:
     return ml_best, lines
 
 
+RESCORED = "; the shipped column re-scored by the reviewers' summaries"
+
+
+def names_section(conference: Path, model) -> list[str]:
+    """Step 4: the first hit of each NAMED query under the shipped ranking and the previous blend."""
+    from search.engine import Engine
+    from search.index import load_index
+    from search.ranking import Weights
+
+    data = load_index(conference)
+    now_e, before_e = Engine(data, model), without_summaries(Engine(data, model, weights=Weights(**PREVIOUS)))
+    lines = ["", "## 4. Names and keywords keep their first hits", "",
+             f"On the conference index ({len(data.papers):,} papers, seeds included"
+             f"{RESCORED if now_e.rankers.summaries else ''}).",
+             "", "| query | first hit, shipped ranking | first hit, previous α=0.3 | same |", "|---|---|---|---|"]
+    for text in NAMED:
+        now, before = (e.search(text, 1, evidence=False).hits[0].paper for e in (now_e, before_e))
+        lines.append(f"| {text} | {now.title[:60]} | {before.title[:60]} | {'yes' if now.id == before.id else 'no'} |")
+    print("\n".join(lines[-len(NAMED):]))
+    return lines
+
+
 def main() -> None:
     ap = arguments("ranking.md")
     ap.add_argument("--tune-only", action="store_true", help="step 1 only: print the weights chosen on dev")
+    ap.add_argument("--records", type=Path, default=None,
+                    help="a fetched venue (python -m search fetch): the papers' reviews, joined by id")
     ap.add_argument("--conference", type=Path, default=None,
                     help="the conference index (seeds + conference) for step 4; without it step 4 is skipped")
+    ap.add_argument("--names-only", action="store_true", help="step 4 alone, on --conference, into --out")
     args = ap.parse_args()
 
     from search.embed import load_model
-    from search.engine import Engine
     from search.evaluate import METRICS, evaluate, load_queries, read_qrels
     from search.index import load_index
     from search.ranking import DEFAULT_WEIGHTS, Weights
 
     model = load_model()
-    engine_for = engine_maker(model, args.cache)
+    if args.names_only:
+        if args.conference is None:
+            ap.error("--names-only needs --conference")
+        write_report([f"Command: python benchmarks/bench_ranking.py --names-only --conference DIR (here: "
+                      f"{', '.join(Path(i).name for i in load_index(args.conference).manifest.inputs)})",
+                      *names_section(args.conference, model)], args.out)
+        return
+    engine_for = engine_maker(model, args.cache, args.records)
 
     lines = ["Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && "
-             "python benchmarks/make_devsets.py --seed 1 --out .testsets && python benchmarks/bench_ranking.py", ""]
+             "python benchmarks/make_devsets.py --seed 1 --out .testsets && python benchmarks/bench_ranking.py"
+             + (" --records FILE (a fetch of the shared crawl: the papers' reviews)" if args.records else ""), ""]
     collected = {n: collect(engine_for(d, DEFAULT_WEIGHTS), load_queries(d), read_qrels(d, "test"))
                  for n, d in sets(args.devsets).items()}
     chosen, grid_lines = tune(collected, DEFAULT_WEIGHTS)
@@ -121,7 +164,9 @@ def main() -> None:
               "Best per sentence share (each kind's α chosen on its own queries); objective: mean over the English "
               "sets of MRR@10 (P@10 for questions). Multilingual weights: mean MRR@10 over zh and fr.", "",
               "| setting | α per kind of query | objective |", "|---|---|---|", *grid_lines, "",
-              f"Best: `{chosen}`", f"Shipped: `{DEFAULT_WEIGHTS}`", ""]
+              f"Best: `{chosen}`", f"Shipped: `{DEFAULT_WEIGHTS}`", "",
+              "The grid weighs the blend alone: the reviewers' summaries re-score its 100 best after it, with "
+              "their weight chosen on these sets by benchmarks/experiments/bench_views.py (search/summaries.py).", ""]
     if args.tune_only:
         return
 
@@ -133,9 +178,13 @@ def main() -> None:
         for name, dataset in sets(root).items():
             queries, qrels = load_queries(dataset), read_qrels(dataset, "test")
             shipped = engine_for(dataset, DEFAULT_WEIGHTS)
-            for label, weights, modes in (("", DEFAULT_WEIGHTS, ["semantic", "keyword", "hybrid"]),
-                                          (" (previous α=0.3)", Weights(**PREVIOUS), ["hybrid"])):
-                engine = shipped if weights == DEFAULT_WEIGHTS else engine_for(dataset, weights)
+            variants = [("", shipped, ["semantic", "keyword", "hybrid"])]
+            if shipped.rankers.summaries is not None:
+                variants.append((" (without the reviewers' summaries)",
+                                 without_summaries(engine_for(dataset, DEFAULT_WEIGHTS)), ["hybrid"]))
+            variants.append((" (previous α=0.3)", without_summaries(engine_for(dataset, Weights(**PREVIOUS))),
+                             ["hybrid"]))
+            for label, engine, modes in variants:
                 for mode, r in evaluate(engine, queries, qrels, modes).items():
                     lines.append(f"| {split} {name} | {r['queries']} | {mode}{label if mode == 'hybrid' else ''} | "
                                  + " | ".join(f"{r[m]:.3f}" for m in METRICS) + f" | {r['median_ms']:.1f} |")
@@ -165,15 +214,7 @@ def main() -> None:
     if args.conference is None:
         lines += ["", "## 4. Names and keywords keep their first hits", "", "Skipped: no --conference index."]
     else:
-        conference = load_index(args.conference)
-        now_e, before_e = Engine(conference, model), Engine(conference, model, weights=Weights(**PREVIOUS))
-        lines += ["", "## 4. Names and keywords keep their first hits",
-                  "", f"On the conference index ({len(conference.papers):,} papers, seeds included).", "",
-                  "| query | first hit, shipped weights | first hit, previous α=0.3 | same |", "|---|---|---|---|"]
-        for text in NAMED:
-            now, before = (e.search(text, 1, evidence=False).hits[0].paper for e in (now_e, before_e))
-            lines.append(f"| {text} | {now.title[:60]} | {before.title[:60]} | {'yes' if now.id == before.id else 'no'} |")
-        print("\n".join(lines[-len(NAMED):]))
+        lines += names_section(args.conference, model)
     write_report(lines, args.out)
 
 

@@ -171,11 +171,12 @@ def sets(root: Path) -> dict[str, Path]:
     return {n: root / n for n in ENGLISH + OTHER if (root / n).is_dir()}
 
 
-def engine_maker(model, cache: Path):
+def engine_maker(model, cache: Path, records: Path | None = None):
     """engine_for(dataset, weights): an engine over the dataset's corpus, each corpus indexed once.
 
     Every set but titles shares title + abstract of the same papers (with the multilingual space);
-    titles has an index of abstracts alone."""
+    titles has an index of abstracts alone. With `records` (a fetched venue) each paper carries its
+    reviews, as in an index of a fetch: the reviewers' summaries then re-score the hybrid ranking."""
     from search.embed import DEFAULT_MODEL
     from search.engine import Engine
     from search.evaluate import prepare
@@ -189,7 +190,7 @@ def engine_maker(model, cache: Path):
         if key not in indexes:
             source = dataset if corpus == "titles" else dataset.parent / "keywords"
             indexes[key] = load_index(prepare(source, DEFAULT_MODEL, model, cache, sentences=True,
-                                              multilingual=corpus == "papers"))
+                                              multilingual=corpus == "papers", records=records))
         return Engine(indexes[key], model, weights=weights)
 
     return engine_for

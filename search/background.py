@@ -162,14 +162,17 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
 
     0 when all is published; on failure the status file says why and the published index stays."""
     from .build import BuildOptions, build_index, stage_costs
+    from .corpus import carries_reviews
     from .embed import load_model
     from .fetch import fetch_venue
 
     with job_lock(out) as held:
         if not held:
             return 0  # another page's job got there first; it reports for both
+        # a venue to fetch comes with its reviews; a file given, where its first record has them
+        reviews = bool(fetch) or any(carries_reviews(inputs) for inputs in steps if all(p.exists() for p in inputs))
         log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True,
-                          costs=stage_costs(BuildOptions(multilingual=multilingual)))
+                          costs=stage_costs(BuildOptions(multilingual=multilingual), reviews))
         log.update(state="running", step=1, steps=len(steps), message="",
                    target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
         try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import evidence, explore, lexical, reviews
+from . import evidence, explore, lexical, reviews, summaries
 from . import index as ix
 from . import packed
 from . import query_encoder as qe
@@ -49,6 +49,7 @@ class BuildOptions:
     backend: str = DEFAULT_BACKEND     # openvino, onnxruntime or torch
     ml_processes: int = min(os.cpu_count() or 1, 4)  # worker processes of the multilingual space
     review_search: bool = True         # BM25 over the reviews' texts (benchmarks/results/reviews.md: its cost)
+    summaries: bool = True             # the reviewers' summaries embedded, a view of each paper (summaries.py)
     staged: bool = True                # publish the abstracts' index first, then each later stage as it lands
     # publish the abstracts' stage and stop, the rest left pending: the page's first build of the seeds
     # when a conference follows, whose build does the rest for both (the seeds' sentences and multilingual
@@ -111,6 +112,8 @@ class Build:
     sentence_groups: list[list[str]] = field(default_factory=list)
     vectors: np.ndarray | None = None
     sentence_vectors: np.ndarray | None = None
+    summary_groups: list[list[str]] = field(default_factory=list)  # each paper's reviewers' summaries
+    summary_vectors: np.ndarray | None = None
     embedded: int = 0
     embedded_sentences: int = 0
     multilingual: tuple | None = None   # abstracts, sentences, titles, fingerprint
@@ -156,23 +159,26 @@ class Build:
 
 
 # Seconds each stage took for 4,315 papers on 2 cores (benchmarks/experiments/results/floor.md and first_run.md;
-# review search scaled from 40 s at 19,630): only their ratios matter, for the whole build's time left
+# review search scaled from 40 s at 19,630, the reviewers' summaries from 2.5x the abstracts' time at
+# 19,630 submissions in first_run_venue.md): only their ratios matter, for the whole build's time left
 # (progress.ProgressLog scales them by the pace of the stage running). In the order the build runs them.
 STAGE_COSTS = {"abstracts": 85.0, "topics": 4.0, "map": 5.0, "review search": 9.0, "sentences": 81.0,
                "multilingual abstracts": 30.0, "multilingual sentences": 32.0, "multilingual titles": 7.0,
-               "writing the index": 1.2}
+               "summaries": 210.0, "writing the index": 1.2}
 # The stages after the abstracts', cheapest first, so that what is quick is there soon: topics and the map
 # (about a minute at 19,630 papers), search within reviews (40 s), the sentences of "why this result" (about 6
-# minutes), the multilingual space (about 5).
-STAGES = ("topics and map", "review search", "sentences", "multilingual")
+# minutes), the multilingual space (about 5), the reviewers' summaries (four texts a paper, the longest).
+STAGES = ("topics and map", "review search", "sentences", "multilingual", "summaries")
 
 
-def stage_costs(options: BuildOptions | None = None) -> dict[str, float]:
-    """The stages a build with these options runs, in order, with their relative costs."""
+def stage_costs(options: BuildOptions | None = None, reviews: bool = True) -> dict[str, float]:
+    """The stages a build with these options runs, in order, with their relative costs; `reviews`: whether
+    its inputs carry reviews (corpus.carries_reviews), without which two stages have nothing to do."""
     o = options or BuildOptions()
     skip = {"sentences": not o.sentences, "multilingual abstracts": not o.multilingual,
             "multilingual sentences": not (o.multilingual and o.sentences), "multilingual titles": not o.multilingual,
-            "topics": not o.explore, "map": not o.explore, "review search": not o.review_search}
+            "topics": not o.explore, "map": not o.explore, "review search": not (o.review_search and reviews),
+            "summaries": not (o.summaries and reviews)}
     return {stage: cost for stage, cost in STAGE_COSTS.items() if not skip.get(stage)}
 
 
@@ -299,6 +305,13 @@ def _embed_sentences(b: Build) -> None:
         chunk=packed.CHUNK if b.packed_file else None)
 
 
+def _embed_summaries(b: Build) -> None:
+    if reusable(b, "summaries"):
+        return
+    b.summary_vectors, _ = _embed(b, "summaries", b.encoder, summaries.flat(b.summary_groups),
+                                  summaries.cache_key(b.vectors_key))
+
+
 def _multilingual_texts(b: Build) -> dict[str, list[str]]:
     return {"abstracts": [p.text for p in b.papers],
             "sentences": evidence.flat_texts(b.sentence_groups) if b.options.sentences else [],
@@ -335,13 +348,21 @@ def _review_search(b: Build) -> None:
 
 
 LATER: dict[str, Callable[[Build], None]] = {"topics and map": _explore, "review search": _review_search,
-                                              "sentences": _embed_sentences, "multilingual": _embed_multilingual}
+                                              "sentences": _embed_sentences, "multilingual": _embed_multilingual,
+                                              "summaries": _embed_summaries}
 
 
 def _wanted(b: Build, stage: str) -> bool:
     o = b.options
     return {"topics and map": o.explore, "sentences": o.sentences, "multilingual": o.multilingual,
-            "review search": o.review_search and any(p.reviews for p in b.papers)}[stage]
+            "review search": o.review_search and any(p.reviews for p in b.papers),
+            "summaries": o.summaries and any(_summary_groups(b))}[stage]
+
+
+def _summary_groups(b: Build) -> list[list[str]]:
+    if not b.summary_groups and any(p.reviews for p in b.papers):
+        b.summary_groups = summaries.paper_summaries(b.papers)
+    return b.summary_groups
 
 
 def _misses(cache: EmbeddingCache, texts: list[str]) -> bool:
@@ -357,6 +378,8 @@ def _has_work(b: Build, stage: str) -> bool:
         return False
     if stage == "sentences":
         return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
+    if stage == "summaries":
+        return _misses(b.cache(summaries.cache_key(b.vectors_key)), summaries.flat(b.summary_groups))
     if stage == "multilingual":
         return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
     if stage == "topics and map":  # reused as they are, or a few new papers placed onto them: a second
@@ -398,6 +421,11 @@ def _write_sentences(b: Build, build_dir: Path) -> None:
                               evidence.write(build_dir, b.sentence_groups, b.sentence_vectors))
 
 
+def _write_summaries(b: Build, build_dir: Path) -> None:
+    b.entries["summaries"] = (b.reuse["summaries"][1].summaries if _link_part(b, build_dir, "summaries") else
+                              summaries.write(build_dir, b.summary_groups, b.summary_vectors))
+
+
 def _write_multilingual(b: Build, build_dir: Path) -> None:
     b.entries["multilingual"] = (b.reuse["multilingual"][1].multilingual if _link_part(b, build_dir, "multilingual")
                                  else write_space(build_dir, *b.multilingual, b.options.ml_processes))
@@ -411,7 +439,8 @@ def _write_multilingual(b: Build, build_dir: Path) -> None:
 # in its git history).
 PART_FILES = {"abstracts": (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER),
               "sentences": (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
-              "multilingual": (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS)}
+              "multilingual": (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS),
+              "summaries": (summaries.VECTORS, summaries.OFFSETS)}
 
 
 def part_key(b: Build, part: str) -> str:
@@ -419,7 +448,8 @@ def part_key(b: Build, part: str) -> str:
     o = b.options
     what = {"abstracts": [b.vectors_key, o.index_spec, lexical.DESCRIPTION, str(bool(o.query_encoder))],
             "sentences": [_sentences_key(b)],
-            "multilingual": [multilingual_fingerprint(), str(o.sentences)]}[part]
+            "multilingual": [multilingual_fingerprint(), str(o.sentences)],
+            "summaries": [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b))]}[part]
     return hashlib.sha256("\n".join([b.rows_key, part, *what]).encode()).hexdigest()
 
 
@@ -458,7 +488,7 @@ def _link(src: Path, dest: Path) -> None:
 
 
 WRITERS = {"abstracts": _write_abstracts, "topics and map": _write_explore, "review search": _write_review_search,
-           "sentences": _write_sentences, "multilingual": _write_multilingual}
+           "sentences": _write_sentences, "multilingual": _write_multilingual, "summaries": _write_summaries}
 
 
 def _link_previous_stage(b: Build, build_dir: Path) -> dict:
@@ -493,6 +523,7 @@ def _publish(b: Build) -> Path:
         count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
         index=e["index"], lexical=e["lexical"], sentences=e.get("sentences", 0), explore=e.get("explore"),
         query_encoder=e.get("query_encoder"), multilingual=e.get("multilingual"), reviews=e.get("reviews"),
+        summaries=e.get("summaries", 0),
         embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
         skipped_lines=len(b.skipped), built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         library_versions=ix.library_versions(), pending=list(b.pending),

@@ -110,9 +110,10 @@ def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int
 
 def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[str], score_name: str) -> Card:
     why = "<b>Why:</b> " + " … ".join(to_html(s, mark) for s, _ in h.evidence) if h.evidence else ""
-    if h.passage:  # search within reviews: what the reviewer wrote
-        why = (f"<b>{html.escape(h.passage.reviewer)}, {html.escape(h.passage.field)}:</b> "
-               f"{to_html(h.passage.text, mark)}")
+    if h.passage:  # what a reviewer wrote: the review search's match, or a summary closer than the abstract
+        said = (f"<b>{html.escape(h.passage.reviewer)}, {html.escape(h.passage.field)}:</b> "
+                f"{to_html(h.passage.text, mark)}")
+        why = f"{why}<br>{said}" if why else said
     return card(engine, h.paper, listed, score_text(h, score_name), h.rank, body=why)
 
 

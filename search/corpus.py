@@ -104,6 +104,21 @@ class Record:
 
 # ---------------------------------------------------------------- files
 
+def carries_reviews(paths: list[Path]) -> bool:
+    """Whether some JSONL input holds reviews, as a fetched venue's file does in every record: its first
+    line is read, not the file (a build's time left counts the stages that index reviews only then)."""
+    for f in input_files(paths):
+        if f.suffix.lower() in JSONL_SUFFIXES:
+            try:
+                with open(f, encoding="utf-8") as lines:
+                    first = json.loads(next((line for line in lines if line.strip()), "{}"))
+            except (OSError, ValueError):
+                continue  # the build itself says what is wrong with the file
+            if isinstance(first, dict) and "reviews" in first:
+                return True
+    return False
+
+
 def input_files(paths: list[Path]) -> list[Path]:
     """Expand directories into their abstract files; refuse what is missing or empty."""
     files: list[Path] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import explore, lexical, ranking, reviews
+from . import explore, lexical, ranking, reviews, summaries
 from .catalog import Catalog, UnknownPaper, ordered, spread
 from .fared import Fared, tally
 from .filters import NO_FILTERS, SORTS, Filters
@@ -196,7 +196,7 @@ class Engine:
             raise IndexLoadError(f"{data.path}: its reviews cannot be read ({e}); {REBUILD}") from None
         self.rankers = Rankers(data.vectors, m.index.exact,
                                lexical.Lexical(data.path, len(self.papers)), evidence, multilingual,
-                               self.catalog.derived)
+                               self.catalog.derived, _summaries(data))
         self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
         self._fates: dict = {}
 
@@ -286,15 +286,23 @@ class Engine:
                 rows, scores = rk.fuse(rk.candidates(vec, dense(pool), lex_rows, lex_scores, ml), kind,
                                        self.fusion, self.weights)
                 score_name = "match"
+        blended = dict(zip(rows.tolist(), np.asarray(scores, dtype=float).tolist()))
+        # the weight of the reviewers' summaries was chosen over the English blend's POOL best (summaries.py)
+        if score_name == "match" and ml is None and rk.summaries is not None and self.fusion == "blend":
+            top = max(POOL, n)
+            rows, scores = summaries.rescore(rows[:top], scores[:top], rk.summaries.best(rows[:top], vec))
         score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
-        if score_name == "match":  # the floor is measured on the score the hybrid list is ranked by
-            floor_scores, floor = lambda r: [score_of[i] for i in r], MATCH_FLOOR
+        if score_name == "match":  # the floor is measured on the blend, before the summaries' view
+            floor_scores, floor = lambda r: [blended[i] for i in r], MATCH_FLOOR
         else:
             floor_scores, floor = (lambda r: rk.cosines(r, vec) if ml is None else ml_scores[r]), COSINE_FLOOR
         rows, kept = self._order(rows[:n].tolist(), floor_scores, sort, k, floor)
         cosines = rk.cosines(rows, vec) if ml is None else ml_scores[rows]
         explain = (lambda r: sentences.best(r, vec)) if evidence and sentences is not None else None
         hits = self._hits(rows, score_of, cosines, explain)
+        if explain and score_name == "match" and ml is None and rk.summaries is not None and self.reviews:
+            for h, row in zip(hits, rows):
+                h.passage = self._summary_said(row, vec, h.cosine, terms)
         messages = [unsorted]
         if truncated:
             messages.append(f"Your text is longer than the model's window of {self.max_tokens} tokens; "
@@ -332,6 +340,16 @@ class Engine:
                           mode=mode)
         k = clamp(k, len(self.papers) if mask is None else int(mask.sum()))
         return sort, notice, mask, k, (k if sort == "relevance" else max(k, SORT_POOL))
+
+    def _summary_said(self, row: int, vec: np.ndarray, cosine: float, terms: set[str]) -> reviews.Passage | None:
+        """The reviewer's summary closest to the query, where it says the query better than the abstract
+        does: why a paper the reviewers' words lifted is in the list (one seek into the reviews part)."""
+        i, best = self.rankers.summaries.closest(row, vec)
+        if i < 0 or best <= cosine:
+            return None
+        review = summaries.summarised(self.reviews.of(row)["reviews"])[i]
+        return reviews.Passage(row, review.get("reviewer", ""), "summary",
+                               reviews.best_paragraph(review["summary"], terms), best)
 
     def _order(self, rows: list[int], scores, sort: str, k: int, floor: float = COSINE_FLOOR) -> tuple[list[int], int]:
         """The first k rows under the sort, and how many it kept: by relevance all of them; sorted, those
@@ -472,6 +490,16 @@ class Engine:
         evidence = self.rankers.evidence
         pair = evidence.closest_pair(a, b) if evidence is not None else ("", "", 0.0)
         return shared_keywords(self.papers[a], self.papers[b]), pair
+
+
+def _summaries(data: IndexData) -> summaries.Summaries | None:
+    m = data.manifest
+    if not m.summaries:
+        return None
+    try:
+        return summaries.Summaries.load(data.path, m.summaries, len(data.papers), m.dimension)
+    except (OSError, ValueError) as e:
+        raise IndexLoadError(f"{data.path}: its reviewers' summaries cannot be read ({e}); {REBUILD}") from None
 
 
 def _catalog(data: IndexData) -> Catalog:

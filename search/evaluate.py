@@ -20,7 +20,7 @@ def read_jsonl(path: Path) -> list[dict]:
     if not path.is_file():
         raise CorpusError(f"{path}: missing (a BEIR dataset has corpus.jsonl, queries.jsonl, qrels/)")
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):  # U+2028 is no line end
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -43,13 +43,29 @@ def read_qrels(dataset: Path, split: str) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def corpus_as_jsonl(dataset: Path, out: Path) -> Path:
-    """BEIR corpus rows (_id, title, text) as this project's JSONL records (id, title, abstract)."""
+def reviews_of(records: Path, ids: set[str]) -> dict[str, list[dict]]:
+    """The reviews of these papers in a fetched venue's records (`python -m search fetch`), by id."""
+    out = {}
+    with open(records, encoding="utf-8") as f:
+        for line in f:  # by "\n" alone: reviews hold U+2028, which str.splitlines would cut at
+            rec = json.loads(line) if line.strip() else {}
+            if rec.get("id") in ids and rec.get("reviews"):
+                out[rec["id"]] = rec["reviews"]
+    return out
+
+
+def corpus_as_jsonl(dataset: Path, out: Path, records: Path | None = None) -> Path:
+    """BEIR corpus rows (_id, title, text) as this project's JSONL records (id, title, abstract), with each
+    paper's reviews from `records` (a fetched venue) when given: the index a venue's fetch gives."""
+    rows = read_jsonl(dataset / "corpus.jsonl")
+    reviews = reviews_of(records, {str(r["_id"]) for r in rows}) if records else {}
     with open(out, "w", encoding="utf-8") as f:
-        for row in read_jsonl(dataset / "corpus.jsonl"):
+        for row in rows:
             rec = {"id": str(row["_id"]), "abstract": row.get("text", "")}
             if row.get("title"):
                 rec["title"] = row["title"]
+            if str(row["_id"]) in reviews:
+                rec["reviews"] = reviews[str(row["_id"])]
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return out
 
@@ -91,12 +107,15 @@ def evaluate(engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str,
 
 
 def prepare(dataset: Path, model_name: str, model=None, cache_dir: Path | None = None,
-            sentences: bool = False, multilingual: bool = False) -> Path:
-    """Index the dataset's corpus beside it; the embedding cache makes a repeat run embed nothing."""
+            sentences: bool = False, multilingual: bool = False, records: Path | None = None) -> Path:
+    """Index the dataset's corpus beside it (with its papers' reviews from `records`, a fetched venue);
+    the embedding cache makes a repeat run embed nothing."""
     work = dataset / ".work"
     work.mkdir(exist_ok=True)
-    corpus = corpus_as_jsonl(dataset, work / "corpus.jsonl")
-    out = work / f"index-{model_name.replace('/', '_')}{'-sentences' if sentences else ''}{'-ml' if multilingual else ''}"
+    reviewed = "-reviews" if records else ""
+    corpus = corpus_as_jsonl(dataset, work / f"corpus{reviewed}.jsonl", records)
+    out = work / (f"index-{model_name.replace('/', '_')}{'-sentences' if sentences else ''}"
+                  f"{'-ml' if multilingual else ''}{reviewed}")
     build_index([corpus], out, model_name=model_name, cache_dir=cache_dir or work / "embedding_cache", model=model,
                 sentences=sentences, multilingual=multilingual, explore=False)
     return out

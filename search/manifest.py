@@ -88,6 +88,7 @@ class Manifest:
     query_encoder: EncoderEntry | None = None
     multilingual: MultilingualEntry | None = None
     reviews: ReviewsEntry | None = None
+    summaries: int = 0        # reviewers' summaries embedded as a view of their papers (0: none)
     embedding: dict = field(default_factory=dict)  # backend, CPU, batch size, seconds (for reading, not loading)
     inputs: list[str] = field(default_factory=list)
     inputs_digest: str = ""   # build.inputs_digest: the input files' bytes
@@ -132,6 +133,7 @@ class Manifest:
             query_encoder=_optional(EncoderEntry, d, "query_encoder"),
             multilingual=_optional(MultilingualEntry, d, "multilingual"),
             reviews=_optional(ReviewsEntry, d, "reviews"),
+            summaries=_entry(d, "summaries", int) if "summaries" in d else 0,
             embedding=d.get("embedding") or {}, inputs=d.get("inputs") or [],
             inputs_digest=d.get("inputs_digest") or "", skipped_lines=d.get("skipped_lines") or 0,
             built_at=d.get("built_at") or "", library_versions=d.get("library_versions") or {},

@@ -60,9 +60,11 @@ def status_text(status: dict) -> tuple[float, str]:
 
 # What each later stage of a build (build.STAGES) brings, in a user's words, and the progress stages it reports
 STAGE_WORDS = {"topics and map": "topics and the map", "review search": "search within reviews",
-               "sentences": "why-this-result sentences", "multilingual": "queries in other languages"}
+               "sentences": "why-this-result sentences", "multilingual": "queries in other languages",
+               "summaries": "ranking by the reviewers' summaries"}
 _REPORTED = {"topics and map": ("topics", "map"), "review search": ("review search",), "sentences": ("sentences",),
-             "multilingual": ("multilingual abstracts", "multilingual sentences", "multilingual titles")}
+             "multilingual": ("multilingual abstracts", "multilingual sentences", "multilingual titles"),
+             "summaries": ("summaries",)}
 
 
 def still_coming(pending: list[str], status: dict | None = None) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 from . import lexical, ranking
 from .evidence import Evidence
 from .multilingual import MultilingualSpace
+from .summaries import Summaries
 
 POOL = 100     # candidates each ranker contributes to the fusion
 RRF_K = 60
@@ -64,7 +65,7 @@ class Rankers:
     """Every signal a paper can be ranked by, over one index's papers (rows)."""
 
     def __init__(self, index, exact: bool, bm25: lexical.Lexical, evidence: Evidence | None,
-                 multilingual: MultilingualSpace | None, derived: np.ndarray):
+                 multilingual: MultilingualSpace | None, derived: np.ndarray, summaries: Summaries | None = None):
         self.index, self.exact = index, exact
         # FAISS keeps its own copy; this one serves similar(), fusion and filtered scoring directly.
         # Beside an approximate index (a corpus too big for exact search) it is kept in float16:
@@ -72,6 +73,7 @@ class Rankers:
         self.vectors = all_vectors(index, np.float32 if exact else np.float16)
         self.lexical, self.evidence, self.multilingual = bm25, evidence, multilingual
         self.derived = derived  # titles made from the abstract: no title signal across languages
+        self.summaries = summaries  # the reviewers' summaries of each paper, a view to re-score by
         self.ml_evidence = None
         if multilingual is not None and multilingual.sentences is not None and evidence is not None:
             self.ml_evidence = Evidence(evidence.sentences, multilingual.sentences, evidence.offsets)

@@ -52,7 +52,7 @@ def test_abstracts_answer_first_and_each_stage_lands_with_the_cli_and_engine_agr
     final = load_index(out).manifest
     assert final.pending == [] and final.multilingual is not None and final.sentences > 0
     # each stage published in turn, the abstracts first
-    assert list(report.published) == ["abstracts", *[s for s in STAGES if s != "review search"]]
+    assert list(report.published) == ["abstracts", *[s for s in STAGES if s not in ("review search", "summaries")]]
     times = list(report.published.values())
     assert times == sorted(times) and times[0] < times[-1]
     # the last stage's ranking is the one an unstaged build gives (the session's seed index)
@@ -116,7 +116,7 @@ def test_a_refetch_with_new_ratings_and_decisions_embeds_nothing_and_reuses_the_
     assert paper.decision == "Accept (Oral)" and 10 in paper.ratings
     # the search within reviews was built from the same texts, and the rows of the abstracts and their
     # sentences are the same: their files are the first build's, linked, not written again
-    for name in ("review_fields.npy", "vectors.faiss", "sentences.npy", "bm25/params.index.json"):
+    for name in ("review_fields.npy", "vectors.faiss", "sentences.npy", "bm25/params.index.json", "summaries.npy"):
         assert os.path.samefile(first_dir / name, data.path / name), name
     assert "reviews.jsonl" in data.manifest.files and not os.path.samefile(first_dir / "reviews.jsonl",
                                                                            data.path / "reviews.jsonl")
