@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 from benchmarks.report import machine, write_report
 
 REVIEW_FIELDS = ("reviews", "meta_review", "decision_text")
-REVIEW_FILES = ("reviews.jsonl", "reviews_offsets.npy", "review_fields.npy", "review_bm25/")
+REVIEW_FILES = ("reviews.jsonl", "reviews_offsets.npy", "review_fields.npy", "review_bm25/", "summaries.npy",
+                "summary_offsets.npy")
 REVIEW_QUERIES = ["missing ablation on the tokenizer", "reviewers asked for a comparison with DPO",
                   "the proof of theorem 2 is wrong", "no code released, reproducibility concerns",
                   "experiments only on small datasets", "limited novelty over prior work",
@@ -119,12 +120,14 @@ def main() -> int:
              f"{b1['seconds'] / b0['seconds']:.2f}×"),
             ("of which the reviews' part (reviews.jsonl, offsets, BM25 over their fields)", "–",
              f"{b1['stages'].get('review search', b1['stages'].get('reviews', 0)):.1f} s", ""),
+            ("of which the reviewers' summaries (their vectors from the cache)", "–",
+             f"{b1['stages'].get('summaries', 0):.1f} s", ""),
             ("build's peak RSS", f"{b0['peak_mib']:.0f} MiB", f"{b1['peak_mib']:.0f} MiB",
              f"{b1['peak_mib'] / b0['peak_mib']:.2f}×"),
             ("index on disk", f"{mib(b0['files']):.0f} MiB", f"{mib(b1['files']):.0f} MiB",
              f"{mib(b1['files']) / mib(b0['files']):.2f}×"),
-            ("of which the reviews' part", "–", f"{review_mib:.0f} MiB (BM25: {mib(b1['files'], 'review_'):.0f} MiB)",
-             ""),
+            ("of which the reviews' part", "–", f"{review_mib:.0f} MiB (BM25: {mib(b1['files'], 'review_'):.0f} MiB, "
+             f"the summaries' vectors: {mib(b1['files'], 'summar'):.0f} MiB)", ""),
             ("papers.jsonl (read whole at every start)", f"{mib(b0['files'], 'papers.jsonl'):.1f} MiB",
              f"{mib(b1['files'], 'papers.jsonl'):.1f} MiB", ""),
             (f"cold load of the engine, fresh process (median of {args.runs})", f"{p0['load_s']:.2f} s",

@@ -159,12 +159,12 @@ class Build:
 
 
 # Seconds each stage took for 4,315 papers on 2 cores (benchmarks/experiments/results/floor.md and first_run.md;
-# review search scaled from 40 s at 19,630, the reviewers' summaries from 2.5x the abstracts' time at
-# 19,630 submissions in first_run_venue.md): only their ratios matter, for the whole build's time left
+# review search scaled from 40 s at 19,630, the reviewers' summaries from 2.27x the abstracts' time at
+# 19,630 submissions in first_run_venue.md: 990 s against 436 s): only their ratios matter, for the whole build's time left
 # (progress.ProgressLog scales them by the pace of the stage running). In the order the build runs them.
 STAGE_COSTS = {"abstracts": 85.0, "topics": 4.0, "map": 5.0, "review search": 9.0, "sentences": 81.0,
                "multilingual abstracts": 30.0, "multilingual sentences": 32.0, "multilingual titles": 7.0,
-               "summaries": 210.0, "writing the index": 1.2}
+               "summaries": 193.0, "writing the index": 1.2}
 # The stages after the abstracts', cheapest first, so that what is quick is there soon: topics and the map
 # (about a minute at 19,630 papers), search within reviews (40 s), the sentences of "why this result" (about 6
 # minutes), the multilingual space (about 5), the reviewers' summaries (four texts a paper, the longest).
