@@ -288,7 +288,8 @@ class Engine:
                 score_name = "match"
         blended = dict(zip(rows.tolist(), np.asarray(scores, dtype=float).tolist()))
         # the weight of the reviewers' summaries was chosen over the English blend's POOL best (summaries.py)
-        if score_name == "match" and ml is None and rk.summaries is not None and self.fusion == "blend":
+        rescored = score_name == "match" and ml is None and rk.summaries is not None and self.fusion == "blend"
+        if rescored:
             top = max(POOL, n)
             rows, scores = summaries.rescore(rows[:top], scores[:top], rk.summaries.best(rows[:top], vec))
         score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
@@ -300,7 +301,7 @@ class Engine:
         cosines = rk.cosines(rows, vec) if ml is None else ml_scores[rows]
         explain = (lambda r: sentences.best(r, vec)) if evidence and sentences is not None else None
         hits = self._hits(rows, score_of, cosines, explain)
-        if explain and score_name == "match" and ml is None and rk.summaries is not None and self.reviews:
+        if explain and rescored and self.reviews:
             for h, row in zip(hits, rows):
                 h.passage = self._summary_said(row, vec, h.cosine, terms)
         messages = [unsorted]
