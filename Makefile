@@ -11,6 +11,8 @@ TORCH_INDEX ?=
 DATA ?= $(wildcard data/*.jsonl)
 # localhost: only this computer can open the page; ADDRESS=0.0.0.0 shares it on your network.
 ADDRESS ?= localhost
+# the page's port: PORT=8600 where another program holds 8501
+PORT ?= 8501
 empty :=
 space := $(empty) $(empty)
 
@@ -46,14 +48,15 @@ $(INSTALLED_DEV): requirements.txt requirements-dev.txt pyproject.toml | $(PYTHO
 
 # Debian's Chromium for the end-to-end tests (Playwright drives /usr/bin/chromium; no download),
 # and fonts so screenshots show Chinese.
+# Each is checked on its own: a machine that had Chromium but no CJK font drew Chinese as boxes.
 browser:
-	@if [ ! -x /usr/bin/chromium ]; then \
+	@if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    chromium chromium-driver fonts-noto-cjk >/dev/null; fi
 
 app: install
 	SEARCH_DATA="$(subst $(space),:,$(strip $(DATA)))" \
-	  $(PYTHON) -m streamlit run streamlit_app.py --server.address $(ADDRESS)
+	  $(PYTHON) -m streamlit run streamlit_app.py --server.address $(ADDRESS) --server.port $(PORT)
 
 # pytest.ini runs two workers (pytest-xdist)
 test: install-dev browser

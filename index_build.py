@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                            index_spec=args.index_type, processes=args.processes, backend=args.backend,
                            review_search=args.review_search, summaries=args.summaries)
     report = build_index(args.inputs, args.out, options, progress=ProgressLog())
+    for line in report.notes:
+        print(f"note: {line}", file=sys.stderr)
     for line in report.skipped:
         print(f"warning: skipped {line}", file=sys.stderr)
     if report.skipped:

@@ -42,7 +42,7 @@ MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only",
              "reviews": "what the reviews say (their words)"}
 DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
                    "withdrawn": "withdrawn", "undecided": "no decision yet", "oral": "orals", "spotlight": "spotlights",
-                   "poster": "posters"}
+                   "poster": "posters", "active": "every submission not withdrawn"}
 FARED_K = 50  # neighbours of the "how papers like this fared" panel
 
 # the map and the statistics want the whole width; reading a list of cards is easier in a column
@@ -306,14 +306,32 @@ def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str]
 
 def decision_note(engine: Engine, filters: Filters, query: str) -> None:
     """On an index with decisions, which submissions the list holds, and one click to all of them."""
-    if not engine.catalog.has_decisions:
+    from search.stats import undecided_note
+
+    catalog = engine.catalog
+    if not catalog.has_decisions:
         return
+    again = {"q": query} if query else {}
     if filters.decisions == ("accepted",):
         cols = st.columns([3, 1])
         cols[0].caption("Searching the accepted papers. Related work often sits among the rejected and withdrawn "
-                        "submissions:")
+                        "submissions" + (", and some have no decision yet" if catalog.undecided else "") + ":")
         cols[1].button("Search every submission", key="all-decisions", on_click=go,
-                       kwargs={"decision": "all", **({"q": query} if query else {})})
+                       kwargs={"decision": "all", **again})
+    elif filters.decisions == ("active",):
+        st.caption("No decision is out yet: searching every submission not withdrawn.")
+    if catalog.undecided and filters.decisions == ("accepted",) and not query:
+        st.caption(undecided_note(catalog.undecided))
+
+
+def undecided_left_out(result, query: str) -> None:
+    """The undecided matches an accepted-only list leaves out, one click away."""
+    if not result.left_out:
+        return
+    cols = st.columns([3, 1])
+    cols[0].info(result.left_out)
+    cols[1].button(f"Show the {result.undecided} undecided", key="undecided-matches", on_click=go,
+                   kwargs={"decision": "undecided", "q": query})
 
 
 def upload_box(engine: Engine, k: int, filters: Filters, listed: list[str]) -> None:
@@ -359,6 +377,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
         note = f"found by {mode} ranking among {scope}{across}"
     else:
         note = f"{len(result.hits)} best of {scope} · {mode} ranking{across}"
+    undecided_left_out(result, query)
     show_hits(engine, result, "q", listed, note)
     if result.hits:
         fared_panel(engine, query=query, key="q")
@@ -389,7 +408,7 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
 
 def reviews_section(engine: Engine, pid: str) -> None:
     """The decision, the meta-review, a table of every review's scores and each review's texts, folded."""
-    from search.display import block_html
+    from search.display import fields_html
     from search.reviews import scores_of, texts_of
 
     record = engine.review_record(pid)
@@ -401,8 +420,8 @@ def reviews_section(engine: Engine, pid: str) -> None:
     if said or record.get("meta_review"):
         with st.container(border=True):
             st.markdown(f"**Decision**: {plain_markdown(decision + said)}")
-            for name, text in (record.get("meta_review") or {}).items():
-                st.html(f"<b>{name.replace('_', ' ').capitalize()}</b>{block_html(text)}")
+            if record.get("meta_review"):  # drawn as the cards are: st.html's sanitizer deletes MathML
+                CARDS(data={"html": fields_html(record["meta_review"].items(), "b")}, key="cards-review-meta")
     elif record["reviews"]:
         st.caption("No meta-review is public for this paper.")
     rows = [{"reviewer": r.get("reviewer", ""), **scores_of(r), "date": r.get("date", "")} for r in record["reviews"]]
@@ -412,8 +431,7 @@ def reviews_section(engine: Engine, pid: str) -> None:
         scores = scores_of(r)
         head = f"{r.get('reviewer', f'Review {i + 1}')}" + (f" · rating {scores['rating']:g}" if "rating" in scores else "")
         with st.expander(head):
-            st.html("".join(f"<h6>{name.replace('_', ' ').capitalize()}</h6>{block_html(text)}"
-                            for name, text in texts_of(r)))
+            CARDS(data={"html": fields_html(texts_of(r))}, key=f"cards-review-{i}")
 
 
 TOPIC_PAGE = 25  # cards a topic page shows at once
@@ -442,11 +460,9 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
                        f"(the conference: {engine.catalog.rating_summary})")
             venue = engine.fate()  # tallied once per index
-            if own.acceptance is not None and venue.accepted_share is not None:
-                st.caption(f"Accepted: {own.acceptance:.0%} of this topic's decided submissions "
-                           f"({own.decisions.get('accepted', 0)} of "
-                           f"{own.decisions.get('accepted', 0) + own.decisions.get('rejected', 0)}); "
-                           f"the venue: {venue.accepted_share:.0%}")
+            if own.decided:
+                st.caption(f"Accepted: {own.acceptance_words()} of this topic's submissions; the venue: "
+                           f"{venue.words()}")
             st.plotly_chart(histogram_figure(own.ratings, topic.label), width="stretch", key="topic-hist",
                             config={"displayModeBar": False})
     pages = max(1, -(-len(papers) // TOPIC_PAGE))
@@ -596,7 +612,7 @@ def stats_table(engine: Engine, rows, rated: bool) -> str:
             best = "; ".join(f"[{plain_markdown(short(plain_title(p.title), 48))}](?paper={p.id}) "
                              f"({p.avg_rating:.2f})" for p in map(engine.catalog.paper, r.best))
         name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
-        accepted = ("–" if r.acceptance is None else f"{r.acceptance:.0%}") + " | " if decided else ""
+        accepted = r.acceptance_words() + " | " if decided else ""
         out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | {accepted}"
                    f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
     return "\n".join(out)
@@ -636,12 +652,16 @@ def stats_view(engine: Engine) -> None:
 
 def decisions_panel(engine: Engine, whole) -> None:
     """Mean ratings by decision, and the papers reviewers disagreed on most."""
-    from search.stats import controversial, decision_figure, ratings_by_decision
+    from search.filters import MIN_DECIDED
+    from search.stats import controversial, decision_figure, ratings_by_decision, undecided_note
 
     st.markdown("#### By decision")
     counts = ", ".join(f"{n:,} {g}" for g, n in whole.decisions.items())
-    st.caption(f"{counts}; {whole.acceptance:.0%} of the decided submissions accepted. Mean review ratings of "
-               "the accepted, rejected and withdrawn papers:" if whole.acceptance is not None else counts)
+    st.caption(f"{counts}; accepted: {whole.acceptance_words()}. No rate is shown from fewer than {MIN_DECIDED} "
+               "decided papers. Mean review ratings of the accepted, rejected and withdrawn papers:")
+    said = undecided_note(engine.catalog.undecided)
+    if said:
+        st.info(said + " Their areas' rates wait for those decisions.")
     st.plotly_chart(decision_figure(ratings_by_decision(engine.papers)), width="stretch", key="stats-decision",
                     config={"displayModeBar": False})
     cols = st.columns(2)
@@ -677,49 +697,76 @@ def present_decisions(catalog) -> set[str]:
     return {g for g, ds in DECISION_GROUPS.items() if set(ds) & set(catalog.decisions)}
 
 
+def synced(key: str, value) -> None:
+    """A widget keeps its own state across reruns, but the address is the truth: a button that moves to
+    another address ("Search every submission") or the browser's Back left the sidebar saying what the list
+    was no longer. Each widget's state is set from the address before it is drawn (and drawn with no
+    default of its own, which Streamlit would otherwise warn about)."""
+    if key not in st.session_state or st.session_state[key] != value:
+        st.session_state[key] = value
+
+
+def decision_label(choice: str) -> str:
+    return " + ".join(DECISION_LABELS.get(c, c) for c in choice.split(","))
+
+
 def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
+    from search.filters import default_decisions
+
     catalog = engine.catalog
     with st.sidebar:
         modes = page_modes(engine)
-        st.radio("Ranking", modes, index=modes.index(mode), key="mode_w", on_change=set_param,
+        synced("mode_w", mode)
+        st.radio("Ranking", modes, key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
         if catalog.has_decisions:
-            choices = ["accepted", "all", *(d for d in ("rejected", "withdrawn", "undecided", "oral", "spotlight",
-                                                        "poster") if d in present_decisions(catalog))]
-            current = filters.decisions[0] if len(filters.decisions) == 1 and filters.decisions[0] in choices \
-                else "accepted"
-            st.selectbox("Submissions", choices, index=choices.index(current), key="decision_w",
-                         on_change=set_param, args=("decision", "decision_w"), format_func=DECISION_LABELS.get,
-                         help="Which submissions to search: the accepted papers by default, or every "
-                              "submission (related work often sits among the rejected)")
+            default = default_decisions(catalog.decisions)[0]
+            current = ",".join(filters.decisions) or default
+            present = present_decisions(catalog)
+            choices = list(dict.fromkeys([default, "all", *(d for d in ("accepted", "active", "rejected", "withdrawn",
+                                                                         "undecided", "oral", "spotlight", "poster")
+                                                             if d in present), current]))
+            synced("decision_w", current)
+            st.selectbox("Submissions", choices, key="decision_w",
+                         on_change=set_param, args=("decision", "decision_w"), format_func=decision_label,
+                         help="Which submissions to search: the accepted papers by default once decisions are "
+                              "out (every submission not withdrawn before), or every submission (related work "
+                              "often sits among the rejected)")
         if catalog.areas:
-            st.multiselect("Primary area", catalog.areas, default=list(filters.areas),
-                           key="area_w", on_change=set_param, args=("area", "area_w"))
+            synced("area_w", list(filters.areas))
+            st.multiselect("Primary area", catalog.areas, key="area_w", on_change=set_param, args=("area", "area_w"))
         if catalog.venues:
-            st.multiselect("Venue", catalog.venues, default=list(filters.venues),
-                           key="venue_w", on_change=set_param, args=("venue", "venue_w"),
+            synced("venue_w", list(filters.venues))
+            st.multiselect("Venue", catalog.venues, key="venue_w", on_change=set_param, args=("venue", "venue_w"),
                            format_func=lambda v: v.replace("ICLR 2026 ", ""))
         if catalog.has_authors:
-            st.text_input("Author", value=(filters.authors or ("",))[0], key="author_w", on_change=set_param, args=("author", "author_w"),
+            synced("author_w", (filters.authors or ("",))[0])
+            st.text_input("Author", key="author_w", on_change=set_param, args=("author", "author_w"),
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
+        elif catalog.has_decisions:
+            st.caption("No author filter: OpenReview names a venue's authors only after its decisions, and this "
+                       "fetch has none.")
         if catalog.has_ratings:
             sorts = [*SORTS, *catalog.sub_scores]
-            st.selectbox("Sort by", sorts, index=sorts.index(filters.sort), key="sort_w", on_change=set_param,
+            synced("sort_w", filters.sort)
+            st.selectbox("Sort by", sorts, key="sort_w", on_change=set_param,
                          args=("sort", "sort_w"), format_func=lambda s: SORT_LABELS.get(s, f"{s}, best first"),
                          help="Rating and oral keep, of the 30 papers most relevant to a query, those close to the "
                               "best match, and re-order them (a topic or reading list: all of it); they "
                               "never fetch other papers.")
-            st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=filters.min_rating,
+            synced("min_rating_w", filters.min_rating)
+            st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=None,
                             key="min_rating_w", on_change=set_param, args=("min_rating", "min_rating_w"),
                             placeholder="any", help="only reviewed papers whose mean rating is at least this")
             given = dict(filters.min_scores)
             for name in catalog.sub_scores:
-                st.number_input(f"Minimum {name}", min_value=0.0, max_value=10.0, step=0.5, value=given.get(name),
+                synced(f"min_{name}_w", given.get(name))
+                st.number_input(f"Minimum {name}", min_value=0.0, max_value=10.0, step=0.5, value=None,
                                 key=f"min_{name}_w", on_change=set_param, args=(f"min_{name}", f"min_{name}_w"),
                                 placeholder="any", help=f"only papers whose reviews' mean {name} is at least this")
-        st.selectbox("Results", K_CHOICES, index=K_CHOICES.index(k), key="k_w", on_change=set_param,
-                     args=("k", "k_w"))
+        synced("k_w", k)
+        st.selectbox("Results", K_CHOICES, key="k_w", on_change=set_param, args=("k", "k_w"))
         m = engine.manifest
         st.caption(f"{m.count:,} papers · model {m.model.name.split('/')[-1]} · built {m.built_at}")
 
@@ -734,7 +781,7 @@ def main() -> None:
     asked, bad = Filters.from_address({key: st.query_params.get_all(key) for key in st.query_params.keys()
                                        if key in KEEP or key.startswith("min_")})
     filters = engine.catalog.known(asked)
-    ignored += bad + [f"{what} (not in this index)" for what in filters.unknown]
+    ignored += bad + [what if what.endswith(")") else f"{what} (not in this index)" for what in filters.unknown]
     if ignored:
         st.warning("Ignored in the address: " + plain_markdown("; ".join(ignored)) + ". The defaults apply.")
     sidebar(engine, k, mode, filters)

@@ -187,6 +187,8 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
                 report = build_index(inputs, out, model=model, progress=log, multilingual=multilingual,
                                      first_stage_only=n < len(steps))
                 log.update(count=report.count, published=str(report.path))
+                for line in report.notes:  # into the build's log: what was merged or kept apart, and why
+                    print(f"note: {line}", flush=True)
         except Exception as e:  # recorded for the page, which would otherwise wait on a dead job
             expected = isinstance(e, (CorpusError, FetchError, IndexLoadError, BuildBusy, OSError))
             log.update(state="failed", message=str(e).splitlines()[0] if expected and str(e) else

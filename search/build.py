@@ -66,6 +66,7 @@ class BuildReport:
     embedded_sentences: int = 0        # sentences (for "why this result") not in the cache
     timings: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what reading the inputs merged or kept apart, and why
     explore_reused: bool = False       # topics and map copied from the previous build
     published: dict = field(default_factory=dict)  # stage -> seconds from the start to its publishing
 
@@ -98,6 +99,7 @@ class Build:
     previous: Path | None = None        # the build published before this one started (parts to reuse)
     papers: list[Paper] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     fingerprint: str = ""
     facts: ModelFacts | None = None
@@ -213,7 +215,7 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
         if progress:
             progress("published", 1, 1)
     return BuildReport(path=final, count=len(b.papers), embedded=b.embedded, embedded_sentences=b.embedded_sentences,
-                       seconds=time.perf_counter() - t0, timings=b.timings, skipped=b.skipped,
+                       seconds=time.perf_counter() - t0, timings=b.timings, skipped=b.skipped, notes=b.notes,
                        explore_reused=b.explore is not None and b.explore.reused_from is not None,
                        published=dict(b.published_at))
 
@@ -223,7 +225,7 @@ def _published(out: Path) -> Path | None:
 
 
 def _read(b: Build) -> None:
-    b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad)
+    b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad, notes=b.notes)
     b.corpus_fingerprint = ix.corpus_fingerprint(b.papers)
     h = hashlib.sha256()
     for p in b.papers:

@@ -119,7 +119,12 @@ def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[s
 
 def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str], score_name: str) -> Card:
     keywords, (mine, theirs, _) = engine.shared(source.id, h.paper.id)
+    if mine and theirs:
+        body = f"<b>Closest sentences.</b> This paper: {to_html(mine)}<br>That paper: {to_html(theirs)}"
+    elif "sentences" in engine.manifest.pending:  # an index published before its sentences stage
+        body = "<i>The closest sentences of the two papers come when the build's sentences stage lands.</i>"
+    else:
+        body = ""
     return card(engine, h.paper, listed, score_text(h, score_name), h.rank,
-                more=("Shared keywords: " + ", ".join(keywords),) if keywords else (),
-                body=f"<b>Closest sentences.</b> This paper: {to_html(mine)}<br>That paper: {to_html(theirs)}")
+                more=("Shared keywords: " + ", ".join(keywords),) if keywords else (), body=body)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .corpus import Paper
-from .filters import NO_FILTERS, SORTS, SUB_SCORE, Filters, decisions_of
+from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, SUB_SCORE, Filters, decisions_of
 from .topics import Topic
 
 
@@ -80,6 +80,11 @@ class Catalog:
         self._decision = np.array([p.decision for p in papers], dtype=object)
         self.decisions = sorted({p.decision for p in papers if p.decision})
         self.has_decisions = bool(self.decisions)
+        # papers with no decision yet, by primary area: a partial fetch leaves whole areas undecided
+        self.undecided: dict[str, int] = {}
+        for p in papers:
+            if p.decision in DECISION_GROUPS["undecided"]:
+                self.undecided[p.primary_area] = self.undecided.get(p.primary_area, 0) + 1
         # the sub-scores every venue's form gives, in the order the first reviewed paper lists them
         names = list(dict.fromkeys(n for p in papers for n in p.sub_scores))
         self.sub_scores = {n: np.array([p.sub_scores.get(n, np.nan) for p in papers], float) for n in names}
@@ -164,7 +169,7 @@ class Catalog:
 
     def known(self, filters: Filters) -> Filters:
         """The filters as this index can apply them (Filters.known with what the index has)."""
-        return filters.known(self.areas, self.venues, self.has_decisions, self.sub_scores)
+        return filters.known(self.areas, self.venues, self.decisions, self.sub_scores, self.has_authors)
 
     def topic_label(self, paper: Paper) -> str:
         t = self.topics.get(paper.topic) if paper.topic is not None else None

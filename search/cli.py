@@ -58,6 +58,8 @@ def _table(header: str, result: Result) -> str:
            + (f"  [{result.order}]" if result.order else "")]
     if result.message:
         out.append(f"  ({result.message})")
+    if result.left_out:
+        out.append(f"  ({result.left_out} --decision accepted,undecided shows them.)")
     decided = any(h.paper.decision for h in result.hits)
     for h in result.hits:
         mark = "*" if h.paper.title_derived else " "
@@ -86,6 +88,8 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
                 obj["message"] = result.message
             if result.order:
                 obj["sort"], obj["matched"] = result.sort, result.matched
+            if result.undecided:
+                obj["undecided_left_out"] = result.undecided
             print(json.dumps(obj, ensure_ascii=False), flush=True)
         else:
             print(_table(f"{key}: {value}", result) + "\n", flush=True)
@@ -135,6 +139,9 @@ def _filters(engine: Engine, args: argparse.Namespace) -> Filters:
     if filters.sort not in SORTS and filters.sort not in catalog.sub_scores:
         raise UsageError(f"--sort {filters.sort!r}: this index's reviews have no such score; sort by "
                          f"{', '.join([*SORTS, *catalog.sub_scores])}")
+    if filters.authors and not catalog.has_authors:
+        raise UsageError("--author: this index has no authors' names (OpenReview hides them until the decisions, "
+                         "and the seed lists carry none); search by the paper's words instead")
     if filters.decisions and filters.decisions != ("all",) and not catalog.has_decisions:
         raise UsageError("--decision: this index holds no decisions (build it from a whole-venue fetch: "
                          "python -m search fetch)")
@@ -196,7 +203,7 @@ def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
-    from .stats import controversial, groups, table
+    from .stats import controversial, groups, table, undecided_note
 
     for group, rows in groups(engine.papers, engine.catalog.topics):
         if args.json:
@@ -204,6 +211,12 @@ def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
                 print(json.dumps({"group": group, **r.to_dict()}, ensure_ascii=False))
         else:
             print(table(rows, {"all": "", "area": "primary area", "topic": "topic"}[group]) + "\n")
+    said = undecided_note(engine.catalog.undecided)
+    if said and args.json:
+        print(json.dumps({"group": "undecided", "papers": sum(engine.catalog.undecided.values()),
+                          "areas": engine.catalog.undecided}, ensure_ascii=False))
+    elif said:
+        print(said + "\n")
     for fate, papers in controversial(engine.papers).items():
         if args.json and papers:
             print(json.dumps({"group": f"most controversial {fate}", "papers": [
@@ -282,8 +295,9 @@ def parser() -> argparse.ArgumentParser:
                             "keeps, of the 30 most relevant papers, those close to the best match, and "
                             "re-orders them")
         p.add_argument("--decision", action="append", default=[], metavar="D",
-                       help="accepted (the default where the index holds decisions), rejected, withdrawn, "
-                            "undecided, oral, spotlight, poster, or all (repeatable, or comma-separated)")
+                       help="accepted (the default once any paper is accepted), active (every submission not "
+                            "withdrawn: the default before the decisions), rejected, withdrawn, undecided, oral, "
+                            "spotlight, poster, or all (repeatable, or comma-separated)")
         p.add_argument("--min-score", action="append", default=[], metavar="NAME=X",
                        help="only papers whose reviews' mean sub-score is at least X, e.g. soundness=3 "
                             "(repeatable)")
@@ -347,17 +361,26 @@ def parser() -> argparse.ArgumentParser:
                    help=f"OpenReview API v2 address, for a mirror or proxy (default ${API_ENV}, else {DEFAULT_API})")
     f.add_argument("--login", action="store_true",
                    help="log in with $OPENREVIEW_USERNAME and $OPENREVIEW_PASSWORD (default: anonymous, "
-                        "which sees every public paper)")
+                        "which sees every public paper); only to OpenReview's own https address unless "
+                        "--trust-host")
+    f.add_argument("--trust-host", action="store_true",
+                   help="let --login send the password to the --api address although it is not OpenReview's "
+                        f"own ({DEFAULT_API}): a mirror you run, a local test server")
     policy = Policy()
     f.add_argument("--timeout", type=float, default=policy.read_timeout, metavar="S",
                    help=f"seconds to wait for an answer to go on before trying again (default {policy.read_timeout:g})")
     f.add_argument("--tries", type=int, default=policy.tries, metavar="N",
-                   help=f"tries of each request before giving up (default {policy.tries})")
+                   help=f"most tries of each request, a backstop: --retry-budget is what ends a rate limit or "
+                        f"an outage (default {policy.tries})")
     f.add_argument("--wait", type=float, default=policy.first_wait, metavar="S",
-                   help=f"first wait before trying again, doubled after each try (default {policy.first_wait:g})")
+                   help="first wait before trying again where OpenReview names no time (no Retry-After), "
+                        f"doubled for each such wait (default {policy.first_wait:g})")
     f.add_argument("--max-wait", type=float, default=policy.max_wait, metavar="S",
                    help="longest wait; when OpenReview asks for a longer one the fetch stops and says when to "
                         f"run again (default {policy.max_wait:g})")
+    f.add_argument("--retry-budget", type=float, default=policy.budget, metavar="SECONDS",
+                   help="longest time one request may spend on failed tries and the waits between them before "
+                        f"the fetch gives up (default {policy.budget:g})")
     e = sub.add_parser("evaluate", help="nDCG@10, MRR@10, Recall@10/100 per mode on BEIR-layout datasets")
     e.add_argument("datasets", nargs="+", type=Path, help="folders with corpus.jsonl, queries.jsonl, qrels/")
     e.add_argument("--split", default="test")
@@ -404,13 +427,15 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     """Download into a partial file beside the output, then publish it whole."""
     from .progress import ProgressLog
 
-    if args.tries < 1 or args.timeout <= 0 or args.wait < 0 or args.max_wait < 0:
-        raise UsageError("--tries must be at least 1, --timeout above 0, --wait and --max-wait 0 or more")
+    if args.tries < 1 or args.timeout <= 0 or args.wait < 0 or args.max_wait < 0 or args.retry_budget < 0:
+        raise UsageError("--tries must be at least 1, --timeout above 0, --wait, --max-wait and --retry-budget "
+                         "0 or more")
     out = args.out or default_out(args.venue)
     policy = Policy(tries=args.tries, first_wait=args.wait, max_wait=args.max_wait,
-                    connect_timeout=min(10.0, args.timeout), read_timeout=args.timeout)
+                    connect_timeout=min(10.0, args.timeout), read_timeout=args.timeout,
+                    budget=args.retry_budget)
     try:
-        api = Api(args.api or default_api(), policy, login=args.login)
+        api = Api(args.api or default_api(), policy, login=args.login, trust_host=args.trust_host)
         got = fetch_venue(api, args.venue, out, accepted_only=args.accepted_only,
                           progress=ProgressLog(job="fetch", interval=2.0, lines=True))
     except (FetchError, KeyboardInterrupt) as e:

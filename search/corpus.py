@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -9,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import decoding
-from .text import clean_for_model, id_from_digest, match_digest, strip_control
+from .text import clean_for_model, id_from_digest, match_digest, match_key, strip_control
 from .titles import derive_title
 
 TEXT_SUFFIXES = {".txt", ".md", ""}
@@ -339,20 +340,158 @@ def read_file(path: Path, skip_bad: bool = False, skipped: list[str] | None = No
 
 # ---------------------------------------------------------------- merging
 
-def merge(records: list[Record]) -> list[Paper]:
-    """One paper per abstract (after normalisation) and per given id; order of first appearance."""
+# An abstract with this few letters and digits ("." , "n/a", "1": placeholders some withdrawn ICLR 2026
+# submissions carry) says nothing to search by: the paper is kept, found by its title, and the load says so.
+PLACEHOLDER_CHARS = 3
+
+# Near-duplicates: a seed line (an abstract without an id) whose text nearly matches a record's (with an id)
+# is that record's paper, written slightly differently (a word changed, a sentence added, other markup).
+# Measured on ../shared (the 66 seed abstracts and the 19,630 records of iclr2026_openreview.jsonl.gz as
+# `python -m search fetch` writes them; all pairs, by a sparse product), by the Jaccard similarity of the
+# sets of 3-word phrases (shingles() below):
+#   - two distinct submissions are at most 0.251 alike: the closest pair of all 19,630 records, "Order
+#     Matters" and "Variance Matters" (tktzkmqIfm, xK2EcRC3xJ), which share their whole first paragraph;
+#     the next pair 0.164, and 99.9% of the records have no other record above 0.086;
+#   - the 13 seeds whose text differs from their record's: 0.687, 0.706, 0.829, 0.856, 0.902, 0.922, 0.957,
+#     0.958, 0.959, 0.968, 0.974, and two rewritten abstracts at 0.319 and 0.098 (RYwQ0xQcAh, jrKj2G2bQ4;
+#     by sets of words 0.625 and 0.468, where the distinct pair above is at 0.519: no overlap of words
+#     tells these two from distinct papers, so they stay apart); no seed's second-best record is above 0.039.
+# 0.5 lies in the middle of the gap between 0.251 and 0.687.
+NEAR_DUPLICATE = 0.5
+SHINGLE_WORDS = 3
+MIN_SHINGLES = 8          # a text of under 10 words is too short to call a near-duplicate of anything
+COMMON_SHINGLE = 64       # a phrase in more seed lines than this ("in this paper we") identifies no paper
+
+
+def shingles(text: str) -> set[tuple[str, ...]]:
+    """The 3-word phrases of the cleaned, casefolded text, words split at white space (punctuation stays
+    with its word: a regular expression's words took four times as long at 19,630 abstracts)."""
+    words = clean_for_model(text).casefold().split()
+    return set(zip(*(words[i:] for i in range(SHINGLE_WORDS))))
+
+
+def jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _file(rec: Record) -> str:
+    return rec.where.rsplit(":", 1)[0]
+
+
+def _quoted(text: str, n: int = 40) -> str:
+    return repr(text if len(text) <= n else text[:n] + "…")
+
+
+def merge(records: list[Record], notes: list[str] | None = None) -> list[Paper]:
+    """One paper per abstract (after normalisation) and per given id; order of first appearance.
+
+    A seed line whose text nearly matches a record's joins that record's paper (near_duplicates); two
+    records of one file with their own ids stay two papers even where their abstracts are equal. What was
+    merged or kept apart, and abstracts with nothing to search by, are told in `notes` (one line each)."""
+    notes = [] if notes is None else notes
     groups: dict[str, list[Record]] = {}
-    by_id: dict[str, str] = {}
+    by_id: dict[str, str] = {}       # id -> its group
+    content: dict[str, str] = {}     # group -> the match key of its abstract (a split group's key differs)
+    owner: dict[str, Record] = {}    # group -> its first record with an id
+    per_file: dict[tuple[str, str], Record] = {}  # (group, file) -> the group's first record with an id there
+    apart: list[tuple[Record, Record]] = []
     for rec in records:
-        key = rec.key
-        if rec.id and rec.id in by_id and by_id[rec.id] != key:
-            first = groups[by_id[rec.id]][0].where
-            raise CorpusError(f"{rec.where}: duplicate id '{rec.id}' with a different abstract "
-                              f"(first at {first})")
+        if rec.id and rec.id in by_id:
+            key = by_id[rec.id]
+            if content[key] != rec.key:
+                first = groups[key][0].where
+                raise CorpusError(f"{rec.where}: duplicate id '{rec.id}' with a different abstract "
+                                  f"(first at {first})")
+        else:
+            key = rec.key
+            twin = per_file.get((key, _file(rec))) if rec.id else None
+            if twin is not None and twin.id != rec.id:
+                # one file (a venue's fetch) lists two submissions with the same abstract: two papers
+                # (ICLR 2026's withdrawn "na" and "n/a" were one paper, one of 2,351 withdrawn lost)
+                key = hashlib.sha1(f"{rec.key}\x1f{rec.id}".encode("utf-8")).hexdigest()
+                apart.append((rec, twin))
         groups.setdefault(key, []).append(rec)
+        content.setdefault(key, rec.key)
         if rec.id:
             by_id[rec.id] = key
-    return [_merge_group(key, group) for key, group in groups.items()]
+            owner.setdefault(key, rec)
+            per_file.setdefault((key, _file(rec)), rec)
+    absorbed = near_duplicates(groups, owner, notes)
+    into: dict[str, list[str]] = {}
+    for seed_key, target in absorbed.items():
+        into.setdefault(target, []).append(seed_key)
+    position = {k: n for n, k in enumerate(groups)} if into else {}
+    papers, done = [], set()
+    for key in groups:  # a merged paper stands where the first of its texts did
+        target = absorbed.get(key, key)
+        if target in done:
+            continue
+        done.add(target)
+        members = sorted([target, *into[target]], key=position.__getitem__) if target in into else [target]
+        group = [r for k in members for r in groups[k]]
+        # a split group's content id belongs to the paper first seen with that abstract
+        alias_keys = [k for k in members if content[k] == k]
+        papers.append(_merge_group(target, group, alias_keys))
+    for rec, twin in apart:
+        notes.append(f"kept {rec.id} ({rec.where}) apart from {twin.id} ({twin.where}): one file gives them "
+                     f"the same abstract ({_quoted(rec.abstract)}) but their own ids")
+    empty = [p for p in papers if len(p.abstract) < 40 and len(match_key(p.abstract)) <= PLACEHOLDER_CHARS]
+    if empty:
+        shown = ", ".join(f"{p.id} ({_quoted(p.abstract, 12)})" for p in empty[:10])
+        more = f" and {len(empty) - 10} more" if len(empty) > 10 else ""
+        notes.append(f"{len(empty)} paper(s) have no abstract to search by (kept; a record's title still "
+                     f"finds them): {shown}{more}")
+    return papers
+
+
+def near_duplicates(groups: dict[str, list[Record]], owner: dict[str, Record],
+                    notes: list[str] | None = None) -> dict[str, str]:
+    """Groups without an id (seed lines) whose text nearly matches a group with one: {seed group: its group}.
+
+    No pairwise pass: a record is looked at further only where enough of its phrases are among all the seed
+    lines' phrases (one set intersection; Jaccard >= t needs t * |record's phrases| shared with the one seed
+    line), and then only the seed lines that share its phrases, through an index of them. At 19,630 ICLR 2026
+    records and 66 seed lines this adds 1.5 to 2 s to the load's 25 s (on two busy cores), nearly all of it
+    splitting the records' texts into phrases; the merge's own work before it was 1.5 s."""
+    seeds = [k for k in groups if k not in owner]
+    if not seeds or not owner:
+        return {}
+    phrases = {k: shingles(groups[k][0].abstract) for k in seeds}
+    seeds = [k for k in seeds if len(phrases[k]) >= MIN_SHINGLES]
+    index: dict[tuple, list[int]] = {}
+    for n, k in enumerate(seeds):
+        for h in phrases[k]:
+            index.setdefault(h, []).append(n)
+    best: dict[int, tuple[float, str]] = {}
+    for key, rec in owner.items() if seeds else ():
+        theirs = shingles(rec.abstract)
+        shared_any = theirs & index.keys()
+        if len(theirs) < MIN_SHINGLES or len(shared_any) < NEAR_DUPLICATE * len(theirs):
+            continue
+        hits: dict[int, int] = {}
+        common = 0                   # phrases not counted: too common to identify a paper (each may be shared)
+        for h in shared_any:
+            found = index[h]
+            if len(found) > COMMON_SHINGLE:
+                common += 1
+                continue
+            for n in found:
+                hits[n] = hits.get(n, 0) + 1
+        for n, shared in hits.items():
+            mine = phrases[seeds[n]]
+            if shared + common < NEAR_DUPLICATE * max(len(mine), len(theirs)):
+                continue
+            score = jaccard(mine, theirs)
+            if score >= NEAR_DUPLICATE and score > best.get(n, (0.0, ""))[0]:
+                best[n] = (score, key)
+    absorbed = {seeds[n]: key for n, (_, key) in sorted(best.items())}
+    if absorbed and notes is not None:
+        notes.append(f"merged {len(absorbed)} seed abstract(s) into their venue records: the same paper, "
+                     "its text slightly different")
+        for n, (score, key) in sorted(best.items()):
+            notes.append(f"  {groups[seeds[n]][0].where} -> {owner[key].id} ({score:.0%} of their 3-word "
+                         "phrases shared)")
+    return absorbed
 
 
 def _first(group: list[Record], name: str):
@@ -381,14 +520,16 @@ def _reviews(group: list[Record]) -> dict:
             "meta_review": rec.meta_review, "decision_text": rec.decision_text}
 
 
-def _merge_group(key: str, group: list[Record]) -> Paper:
+def _merge_group(key: str, group: list[Record], alias_keys: list[str] | None = None) -> Paper:
     given = [r for r in group if r.id]
     # a structured export's text wins over a seed line: it is the publisher's version
     best = given[0] if given else group[0]
     derived_id = id_from_digest(key)
     pid = given[0].id if given else derived_id
-    # the content id stays an alias so links made before the record gained an id keep working
-    aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + [derived_id]) if a != pid]
+    # the content ids stay aliases so links made before the record gained an id keep working (a seed line
+    # merged as a near-duplicate brings its own)
+    derived = [id_from_digest(k) for k in ([key] if alias_keys is None else alias_keys)]
+    aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + derived) if a != pid]
     title = _first(group, "title")
     # a real title is part of what the paper is about; a derived one only repeats the abstract
     text = clean_for_model(f"{title}. {best.abstract}" if title else best.abstract)
@@ -401,12 +542,17 @@ def _merge_group(key: str, group: list[Record]) -> Paper:
                  tldr=_first(group, "tldr"), code=_first(group, "code"), **_reviews(group))
 
 
-def load_corpus(paths: list[Path], skip_bad: bool = False) -> tuple[list[Paper], list[str]]:
-    """Read every input and merge; returns the papers and the messages of skipped lines."""
+def load_corpus(paths: list[Path], skip_bad: bool = False,
+                notes: list[str] | None = None) -> tuple[list[Paper], list[str]]:
+    """Read every input and merge; returns the papers and the messages of skipped lines.
+
+    `notes`, where given, gets a line for each thing the merge did that a reader should know of (seed lines
+    merged into the records they nearly match, records kept apart, abstracts with nothing to search by):
+    nothing was left out for them, so they are not among the skipped lines."""
     skipped: list[str] = []
     records: list[Record] = []
     for f in input_files(paths):
         records.extend(read_file(f, skip_bad, skipped))
     if not records:
         raise CorpusError(f"{', '.join(map(str, paths))}: no abstracts found")
-    return merge(records), skipped
+    return merge(records, notes), skipped

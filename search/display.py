@@ -1,10 +1,10 @@
 """Text for the page: an abstract as safe inline HTML (emphasis kept, math as MathML, any HTML in it shown
-as text), and Markdown that shows a string verbatim."""
+as text), a review's named texts as safe HTML blocks, and Markdown that shows a string verbatim."""
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from . import latex
@@ -129,3 +129,17 @@ def block_html(text: str, mark: Callable[[str], bool] | None = None) -> str:
         if items:
             out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
     return "".join(out)
+
+
+def field_label(name: str) -> str:
+    """A review form's field name as words: "summary_of_contributions" -> "Summary of contributions"."""
+    return strip_control(name).replace("_", " ").strip().capitalize()
+
+
+def fields_html(fields: Iterable[tuple[str, str]], heading: str = "h6") -> str:
+    """A review's (or meta-review's) named texts as one block of safe HTML: each field's name as a heading
+    over its text as `block_html` draws it. The names come from the venue's review form, so they are
+    escaped like any other text. Meant for the page's HTML component (as the cards are), not `st.html`:
+    Streamlit sanitizes `st.html` to the HTML profile, which deletes MathML and so every formula."""
+    return '<div class="ps-review">' + "".join(
+        f"<{heading}>{html.escape(field_label(name))}</{heading}>{block_html(text)}" for name, text in fields) + "</div>"

@@ -4,7 +4,7 @@ texts. It holds an index's catalogue (catalog.py), its rankers (rankers.py) and 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +12,7 @@ import numpy as np
 from . import explore, lexical, ranking, reviews, summaries
 from .catalog import Catalog, UnknownPaper, ordered, spread
 from .fared import Fared, tally
-from .filters import NO_FILTERS, SORTS, Filters
+from .filters import NO_FILTERS, SORTS, Filters, decision_group
 from .corpus import Paper
 from .embed import as_encoder, load_model
 from .evidence import Evidence, shared_keywords
@@ -43,8 +43,8 @@ NO_MULTILINGUAL = ("This query looks like another language ({language}), and thi
                    "`python index_build.py` (the multilingual space is on by default) to search across "
                    "languages, or ask in English.")
 MULTILINGUAL_COMING = ("This query looks like another language ({language}). The index's multilingual space is "
-                       "still being built, so for now it can only match English: ask in English, or again in a "
-                       "few minutes.")
+                       "still being built (the build's progress says when it lands), so for now it can only "
+                       "match English: ask in English, or again once it is there.")
 # Below this best cosine (in either space) nothing is close to the query; below the second, when no paper
 # shares a word with it either. Development queries under 0.20 are all names BM25 finds, and none lacks a
 # shared word; text that is no paper's subject falls under one or the other (benchmarks/results/ranking.md).
@@ -118,6 +118,17 @@ class Result:
     kind: str = ""            # how ranking.query_kind read the query (ranking.KINDS)
     sort: str = "relevance"   # the order the hits are in (catalog.SORTS)
     matched: int = 0          # under a sort: the papers above the relevance floor, of which hits are the first
+    undecided: int = 0        # of the best matches among accepted and undecided papers, how many the accepted-only
+    #                           list left out for having no decision yet (Engine.search counts them)
+
+    @property
+    def left_out(self) -> str:
+        """The undecided matches an accepted-only list leaves out, in words ("" when none)."""
+        if not self.undecided:
+            return ""
+        shown = len(self.hits)
+        return (f"{self.undecided} of the {shown} best matches among accepted and undecided submissions have no "
+                "decision yet, and this list of accepted papers leaves them out.")
 
     @property
     def order(self) -> str:
@@ -239,7 +250,16 @@ class Engine:
         """The k papers that answer the query best under the mode and filters.
 
         A sort other than relevance re-orders the query's SORT_POOL most relevant papers, so it
-        ranks what answers the query, not the whole conference."""
+        ranks what answers the query, not the whole conference. On the accepted papers of an index where
+        some submissions have no decision yet (whole areas of a partial fetch), `Result.undecided` counts
+        the undecided ones the same query ranks among its k best: the list the accepted-only view hides."""
+        result = self._search(query, k, mode, filters, evidence)
+        if filters.decisions == ("accepted",) and self.catalog.undecided and result.hits:
+            wider = self._search(query, k, mode, replace(filters, decisions=("accepted", "undecided")), False)
+            result.undecided = sum(decision_group(h.paper.decision) == "undecided" for h in wider.hits)
+        return result
+
+    def _search(self, query: str, k: int, mode: str, filters: Filters, evidence: bool) -> Result:
         query = (query or "").strip()
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")

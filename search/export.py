@@ -58,8 +58,12 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
             fields += [("rating", f"{p.avg_rating:g}"), ("reviews", str(p.n_ratings or ""))]
             if p.avg_confidence is not None:
                 fields.append(("confidence", f"{p.avg_confidence:g}"))
-        if p.title_derived:
-            fields.append(("note", "Title derived from the abstract by paper search; the source gives none"))
+        notes = ["Title derived from the abstract by paper search; the source gives none"] if p.title_derived else []
+        if not p.authors:  # a reference manager would otherwise show an empty author as if it were known
+            notes.append("Authors not known to paper search: the record was anonymous when fetched "
+                         "(OpenReview names them after the decisions); see the url")
+        if notes:
+            fields.append(("note", ". ".join(notes)))
         entries.append(bib.Entry("inproceedings", key, [bib.Field(k, v) for k, v in fields]))
     return bibtexparser.write_string(bibtexparser.Library(entries))
 

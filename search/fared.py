@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from .corpus import Paper
-from .filters import decision_group
+from .filters import MIN_DECIDED, decision_group
 
 GROUPS = ("accepted", "rejected", "withdrawn", "undecided")
 COLOURS = {"accepted": "#2e7d32", "rejected": "#c62828", "withdrawn": "#9e9e9e", "undecided": "#90a4ae"}
@@ -32,8 +32,8 @@ class Fate:
 
     @property
     def accepted_share(self) -> float | None:
-        """Accepted of the decided (accepted or rejected); None where none is decided."""
-        return self.counts["accepted"] / self.decided if self.decided else None
+        """Accepted of the decided (accepted or rejected); None where fewer than MIN_DECIDED are decided."""
+        return self.counts["accepted"] / self.decided if self.decided >= MIN_DECIDED else None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -46,7 +46,9 @@ class Fate:
         bits = [f"{self.counts[g]} {g}" for g in GROUPS if self.counts[g]]
         text = ", ".join(bits) or "no decisions"
         if self.accepted_share is not None:
-            text += f" ({self.accepted_share:.0%} of the decided accepted)"
+            text += f" ({self.accepted_share:.0%} of the {self.decided} decided accepted)"
+        elif self.decided:
+            text += f" (no rate from {self.decided} decided, fewer than {MIN_DECIDED})"
         if self.median is not None:
             text += f"; mean ratings' median {self.median:.2f} (middle half {self.q1:.2f}-{self.q3:.2f})"
         return text

@@ -15,8 +15,22 @@ SUB_SCORE = re.compile(r"[a-z][a-z_]{0,39}")
 DECISION_GROUPS = {"accepted": ("Oral", "Spotlight", "Poster", "Accepted"), "rejected": ("Rejected", "Desk rejected"),
                    "withdrawn": ("Withdrawn",), "undecided": ("Under review",), "oral": ("Oral",),
                    "spotlight": ("Spotlight",), "poster": ("Poster",)}
+# every submission still in the running or decided: all but the withdrawn
+DECISION_GROUPS["active"] = DECISION_GROUPS["accepted"] + DECISION_GROUPS["rejected"] + DECISION_GROUPS["undecided"]
 DECISION_CHOICES = (*DECISION_GROUPS, "all")
-DEFAULT_DECISIONS = ("accepted",)   # where an index holds decisions: the conference's programme
+# No acceptance rate from fewer decided papers: a fetch made while decisions were coming out had areas with
+# 1 to 4 decided of hundreds, whose "100%" said nothing of the area.
+MIN_DECIDED = 20
+
+
+def default_decisions(decisions: Iterable[str]) -> tuple[str, ...]:
+    """The list an index opens on, from the decisions its papers carry: the conference's programme once
+    some paper is accepted; in the review season (nothing accepted yet) every submission not withdrawn,
+    since the accepted papers would be none. () where the index holds no decisions at all."""
+    decisions = set(decisions)
+    if not decisions:
+        return ()
+    return ("accepted",) if decisions & set(DECISION_GROUPS["accepted"]) else ("active",)
 
 
 def decisions_of(choices: Iterable[str]) -> set[str] | None:
@@ -82,19 +96,25 @@ class Filters:
         return bool(self.areas or self.venues or self.authors or self.min_rating is not None or self.min_scores
                     or decisions_of(self.decisions) is not None)
 
-    def known(self, areas: Iterable[str], venues: Iterable[str], has_decisions: bool = False,
-              sub_scores: Iterable[str] = ()) -> Filters:
-        """These filters as an index can apply them: without the areas, venues, decisions and sub-scores it
-        lacks (which `unknown` names), and on the accepted papers by default where it holds decisions."""
+    def known(self, areas: Iterable[str], venues: Iterable[str], decisions: Iterable[str] = (),
+              sub_scores: Iterable[str] = (), has_authors: bool = True) -> Filters:
+        """These filters as an index can apply them: without the areas, venues, decisions, authors and
+        sub-scores it lacks (which `unknown` names), and on `default_decisions` of the decisions its
+        papers carry where no decision is asked for."""
         areas, venues, sub_scores = set(areas), set(venues), set(sub_scores)
         unknown = [f"area {a!r}" for a in self.areas if a not in areas]
         unknown += [f"venue {v!r}" for v in self.venues if v not in venues]
+        default = default_decisions(decisions)
         decisions = self.decisions
-        if not has_decisions:
+        if not default:
             unknown += [f"decision {d!r}" for d in decisions if d != "all"]
             decisions = ()
         elif not decisions:
-            decisions = DEFAULT_DECISIONS
+            decisions = default
+        authors = self.authors
+        if authors and not has_authors:
+            unknown += [f"author {a!r} (this index has no authors' names)" for a in authors]
+            authors = ()
         unknown += [f"sub-score {n!r}" for n, _ in self.min_scores if n not in sub_scores]
         sort = self.sort
         if sort not in SORTS and sort not in sub_scores:
@@ -102,6 +122,7 @@ class Filters:
             sort = "relevance"
         return replace(self, areas=tuple(a for a in self.areas if a in areas),
                        venues=tuple(v for v in self.venues if v in venues), decisions=decisions, sort=sort,
+                       authors=authors,
                        min_scores=tuple((n, v) for n, v in self.min_scores if n in sub_scores),
                        unknown=tuple(unknown))
 

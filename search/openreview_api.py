@@ -7,6 +7,16 @@ in with OPENREVIEW_USERNAME/OPENREVIEW_PASSWORD to whatever host it is given. So
 client anonymously and mounts its own adapter: a timeout on every request, no retries of its own,
 and the last answer kept, so that `Api.call` can tell a rate limit from a failing server from an
 answer that is not JSON, announce each wait on stderr, and end in one line in the user's words.
+(urllib3's Retry would honour Retry-After too, but silently, without a bound on one wait, and only
+for the answers it can see: not for a cut body or an answer that is not JSON, which `call` retries.)
+
+`call` waits what the server asks (Retry-After, or the resetTime of OpenReview's 429 body), backs off
+exponentially only where the server names no time, and gives up on a request when its failed tries
+and waits would pass a budget of time (`Policy.budget`), not after a count: a rate limit that clears
+every second is waited out, a server that stays down ends the fetch in minutes.
+
+`login` sends the password only to OpenReview's own API over https, unless the caller trusts the host
+(`trust_host`): an --api address pointed at a mirror, a proxy or a typo must not receive it.
 """
 from __future__ import annotations
 
@@ -19,10 +29,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import count
+from urllib.parse import urlsplit
 
 DEFAULT_API = "https://api2.openreview.net"
 API_ENV = "OPENREVIEW_API_BASEURL_V2"      # the official client's own variable for its address
 CREDENTIALS = ("OPENREVIEW_USERNAME", "OPENREVIEW_PASSWORD", "OPENREVIEW_TOKEN")
+OPENREVIEW_HOSTS = frozenset({"api2.openreview.net", "api.openreview.net", "openreview.net"})
 
 
 class FetchError(Exception):
@@ -36,16 +49,31 @@ class FetchError(Exception):
 
 @dataclass(frozen=True)
 class Policy:
-    """How long to wait for OpenReview and how often to try again."""
-    tries: int = 6               # tries of one request in all
-    first_wait: float = 2.0      # seconds before the second try; doubled for each try after
+    """How long to wait for OpenReview, and how long to keep trying one request."""
+    # a backstop for a server that asks for almost no wait again and again: the budget is what ends a
+    # rate limit or an outage
+    tries: int = 1000
+    first_wait: float = 2.0      # the first wait where the server names none; doubled for each such wait after
     max_wait: float = 120.0      # a longer wait asked for by the server ends the fetch with the time to retry
     connect_timeout: float = 10.0
     read_timeout: float = 60.0   # between two packets of an answer, not for the whole answer
+    # seconds one request may spend on failed tries and the waits between them; an answer that comes
+    # starts the next request's budget afresh, so a long download is not ended by scattered rate limits
+    budget: float = 300.0
 
 
 def default_api() -> str:
     return os.environ.get(API_ENV) or DEFAULT_API
+
+
+def is_openreview(url: str) -> bool:
+    """Whether `url` is OpenReview's own API over https: the one place a password goes unasked."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:   # a port that is not a number
+        return False
+    return parts.scheme == "https" and (parts.hostname or "") in OPENREVIEW_HOSTS and port in (None, 443)
 
 
 def _adapter_class():
@@ -122,13 +150,20 @@ class Problem:
 
 class Api:
     """The official client, anonymous unless `login`, with `call` to run its methods as the service
-    behaves. `say` gets the lines announcing each wait; `sleep` does the waiting (tests pass fakes)."""
+    behaves. `say` gets the lines announcing each wait; `sleep` does the waiting (tests pass fakes).
+    `login` to a host other than OpenReview's own over https is refused unless `trust_host`."""
 
     def __init__(self, url: str, policy: Policy = Policy(), login: bool = False,
-                 say: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep):
+                 say: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep,
+                 trust_host: bool = False):
+        url = url.rstrip("/")
+        # refused before the client exists: nothing, not even an anonymous request, goes to the host
+        if login and not trust_host and not is_openreview(url):
+            raise FetchError(f"--login would send your OpenReview password to {url}, which is not OpenReview's "
+                             f"own API ({DEFAULT_API}); add --trust-host if you mean to log in there")
         import openreview
 
-        self.url, self.policy, self.sleep = url.rstrip("/"), policy, sleep
+        self.url, self.policy, self.sleep = url, policy, sleep
         self.reached = False   # whether any answer came back yet: the network was there
         self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
         with _without_credentials():
@@ -147,9 +182,12 @@ class Api:
 
     def call(self, what: str, fn: Callable, *args, **kwargs):
         """fn(*args, **kwargs), tried again while the trouble is passing (rate limits, 5xx, stalls,
-        broken answers); FetchError with one line when it does not pass or cannot."""
+        broken answers) and the policy's budget of time lasts; FetchError with one line when it does
+        not pass or cannot."""
         policy = self.policy
-        for attempt in range(1, policy.tries + 1):
+        spent, backoffs = 0.0, 0   # seconds of failed tries and waits so far; waits of our own choosing
+        for attempt in count(1):
+            started = time.monotonic()
             try:
                 result = fn(*args, **kwargs)
                 self.reached = True
@@ -158,18 +196,32 @@ class Api:
                 raise
             except Exception as e:  # the client raises OpenReviewException, requests' errors, KeyError, ...
                 problem = self.problem(e, what)
+            spent += time.monotonic() - started   # a stall until the timeout is time the user waited too
             if not problem.retry:
                 raise FetchError(problem.text, problem.not_found)
-            if attempt == policy.tries:
-                raise FetchError(f"{problem.text} after {policy.tries} tries")
-            wait = policy.first_wait * 2 ** (attempt - 1)
-            if problem.wait_hint is not None:
-                wait = max(wait, problem.wait_hint)
-            if wait > policy.max_wait:
-                raise FetchError(f"{problem.text}: OpenReview asks to wait {_wait_words(wait)}; run the same "
-                                 f"command again after {_clock_time(wait)}")
-            self.say(f"{problem.text}, waiting {_wait_words(wait)} before try {attempt + 1} of {policy.tries}")
+            if attempt >= policy.tries:
+                raise FetchError(f"{problem.text} after {attempt} tries")
+            # the server's own time, exactly: sooner is refused again, later only delays. A time of 0
+            # (or a resetTime already past, as a skewed clock gives) would make a tight loop: back off
+            asked = bool(problem.wait_hint)
+            if asked:
+                wait = problem.wait_hint
+                if wait > policy.max_wait:
+                    raise FetchError(f"{problem.text}: OpenReview asks to wait {_wait_words(wait)}; run the "
+                                     f"same command again after {_clock_time(wait)}")
+            else:
+                wait = min(policy.first_wait * 2 ** backoffs, policy.max_wait)
+                backoffs += 1
+            if spent + wait > policy.budget:
+                more = f", and OpenReview asks for {_wait_words(wait)} more" if asked else ""
+                raise FetchError(f"{problem.text}: gave up after {_wait_words(spent)} of tries and waits "
+                                 f"({attempt} tries{more}), past the retry budget of "
+                                 f"{_wait_words(policy.budget)}; try again in a few minutes, or allow "
+                                 "longer with --retry-budget SECONDS")
+            self.say(f"{problem.text}, waiting {_wait_words(wait)}{' as OpenReview asks' if asked else ''} "
+                     f"before try {attempt + 1}")
             self.sleep(wait)
+            spent += wait
         raise AssertionError("unreachable")
 
     def problem(self, e: Exception, what: str) -> Problem:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 Progress = Callable[[str, int, int], None]   # (stage, done, total)
+MIN_SHARE = 0.03   # of a job's cost done before its time left is estimated
 
 
 def duration(seconds: float) -> str:
@@ -71,17 +72,22 @@ def still_coming(pending: list[str], status: dict | None = None) -> str:
     """The stages an index still lacks, in words, the one being built with its share done:
     "why-this-result sentences (35% built), queries in other languages"."""
     status = status or {}
+    until = status.get("eta_stages") or {}
     parts = []
     for stage in pending:
         words = STAGE_WORDS.get(stage, stage)
         total = status.get("total") or 0
+        said = []
         if status.get("stage") in _REPORTED.get(stage, ()) and total > 1:
             share = 100 * (status.get("done") or 0) / total
-            words += f" ({share:.0f}% built)" if stage != "multilingual" else \
-                f" ({status['stage'].split()[-1]} {share:.0f}% built)"
+            said.append(f"{share:.0f}% built" if stage != "multilingual" else
+                        f"{status['stage'].split()[-1]} {share:.0f}% built")
         elif status.get("stage") in _REPORTED.get(stage, ()):
-            words += " (being built)"
-        parts.append(words)
+            said.append("being built")
+        last = next((until[s] for s in reversed(_REPORTED.get(stage, (stage,))) if s in until), None)
+        if last is not None:
+            said.append(f"in about {duration(last)}")
+        parts.append(words + (f" ({', '.join(said)})" if said else ""))
     return ", ".join(parts)
 
 
@@ -98,25 +104,48 @@ class ProgressLog:
         self.interval, self.status_file, self.job, self.clock = interval, status_file, job, clock
         self.costs = costs or {}
         self.stage, self.started, self.last_line, self.last_status = "", 0.0, 0.0, 0.0
+        self.costed_time = self.costed_work = 0.0   # the costed stages finished so far: seconds, cost
+        self.last_costed = ""
         self.extra: dict = {}
 
-    def eta_all(self, stage: str, done: int, total: int, elapsed: float, eta: float | None) -> float | None:
-        """The whole job's time left: this stage's, plus the stages after it at the pace this one shows
-        (seconds per unit of cost), so a slower machine scales every stage alike."""
-        if stage not in self.costs or eta is None or not done or total <= 1:
-            return None
-        pace = elapsed / (self.costs[stage] * done / total)
-        later = list(self.costs)[list(self.costs).index(stage) + 1:]
-        return eta + pace * sum(self.costs[s] for s in later)
+    def eta_all(self, stage: str, done: int, total: int, now: float) -> tuple[float | None, dict[str, float]]:
+        """The whole job's time left, and the time until each stage still to come is done.
+
+        The pace (seconds per unit of cost) is that of every costed stage so far together, the running one
+        by its share done: one stage's own pace swung the whole estimate from 2h12m to 1h10m within
+        minutes on a loaded machine (texts are embedded longest first, so a stage starts slow). Nothing is
+        said before MIN_SHARE of the job's cost is done: an estimate from seconds of work is a guess."""
+        if stage not in self.costs:
+            return None, {}
+        share = done / total if total > 1 else 0.0
+        work = self.costed_work + self.costs[stage] * share
+        if work < MIN_SHARE * sum(self.costs.values()) or work <= 0:
+            return None, {}
+        pace = (self.costed_time + now - self.started) / work
+        left = pace * self.costs[stage] * (1 - share)
+        until = {stage: left}
+        for later in list(self.costs)[list(self.costs).index(stage) + 1:]:
+            left += pace * self.costs[later]
+            until[later] = left
+        return left, until
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self.clock()
         new = stage != self.stage
         if new:
+            if self.stage in self.costs:
+                self.costed_time += now - self.started
+                self.costed_work += self.costs[self.stage]
+                self.last_costed = self.stage
+            order = list(self.costs)
+            if stage in self.costs and self.last_costed and order.index(stage) <= order.index(self.last_costed):
+                # the job's next build starts over (the seeds, then the venue): its pace is its own
+                self.costed_time = self.costed_work = 0.0
+                self.last_costed = ""
             self.stage, self.started, self.last_line = stage, now, now
         rate = done / (now - self.started) if done and now > self.started else 0.0
         eta = (total - done) / rate if rate and total > done else None
-        eta_all = self.eta_all(stage, done, total, now - self.started, eta)
+        eta_all, until = self.eta_all(stage, done, total, now)
         finished = total > 0 and done >= total
         if self.lines and (new or finished or now - self.last_line >= self.interval):
             self.last_line = now
@@ -129,7 +158,8 @@ class ProgressLog:
             self.last_status = now
             self.update(state="running", stage=stage, done=done, total=total, rate=round(rate, 2),
                         eta=None if eta is None else round(eta, 1),
-                        eta_all=None if eta_all is None else round(eta_all, 1))
+                        eta_all=None if eta_all is None else round(eta_all, 1),
+                        eta_stages={k: round(v, 1) for k, v in until.items()})
 
     def line(self, stage: str, done: int, total: int, rate: float, eta: float | None) -> str:
         head = f"[{self.job}] " if self.job else ""

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from .catalog import spread
 from .corpus import Paper
-from .filters import decision_group
+from .filters import MIN_DECIDED, decision_group
 
 
 @dataclass
@@ -31,15 +31,25 @@ class GroupStats:
         return self.orals / self.papers if self.papers else 0.0
 
     @property
+    def decided(self) -> int:
+        """Papers accepted or rejected."""
+        return self.decisions.get("accepted", 0) + self.decisions.get("rejected", 0)
+
+    @property
     def acceptance(self) -> float | None:
-        """Accepted of the decided (accepted or rejected); None where none is decided."""
-        decided = self.decisions.get("accepted", 0) + self.decisions.get("rejected", 0)
-        return self.decisions.get("accepted", 0) / decided if decided else None
+        """Accepted of the decided (accepted or rejected); None where fewer than MIN_DECIDED are decided."""
+        return self.decisions.get("accepted", 0) / self.decided if self.decided >= MIN_DECIDED else None
+
+    def acceptance_words(self) -> str:
+        """"31.2% (143 of 458 decided)", or why there is no rate: "- (1 of 378 decided)"."""
+        counts = f"({self.decisions.get('accepted', 0):,} of {self.decided:,} decided)"
+        return f"{self.acceptance:.1%} {counts}" if self.acceptance is not None else f"- {counts}"
 
     def to_dict(self, ratings: bool = False) -> dict:
         d = asdict(self)
         d["oral_share"] = round(self.oral_share, 4)
         d["acceptance_rate"] = None if self.acceptance is None else round(self.acceptance, 4)
+        d["decided"] = self.decided
         if not ratings:
             d.pop("ratings")
         return d
@@ -114,7 +124,7 @@ def table(rows: list[GroupStats], title: str) -> str:
     """A plain-text table for the terminal (and for anyone who cannot see the charts)."""
     width = max([len(title)] + [len(r.name) for r in rows])
     decided = any(r.decisions for r in rows)
-    out = [f"{title:<{width}}  papers  orals  rated   mean  median  q1-q3" + ("       accepted" if decided else "")]
+    out = [f"{title:<{width}}  papers  orals  rated   mean  median  q1-q3" + ("        accepted" if decided else "")]
     for r in rows:
         spread_ = f"{r.q1:.2f}-{r.q3:.2f}" if r.q1 is not None else "-"
         mean = f"{r.mean:.2f}" if r.mean is not None else "-"
@@ -122,12 +132,23 @@ def table(rows: list[GroupStats], title: str) -> str:
         line = (f"{r.name:<{width}}  {r.papers:>6}  {r.oral_share:>5.0%}  {r.rated:>5}  {mean:>5}  "
                 f"{median:>6}  {spread_:<11}")
         if decided:
-            line += f"  {r.acceptance:>7.1%}" if r.acceptance is not None else "        -"
+            line += f"  {r.acceptance_words()}"
         out.append(line.rstrip())
     if decided:
         out.append("accepted: accepted of the decided (accepted or rejected); withdrawn and undecided papers "
-                   "are left out")
+                   f"are left out; no rate from fewer than {MIN_DECIDED} decided papers")
     return "\n".join(out)
+
+
+def undecided_note(undecided: dict[str, int]) -> str:
+    """How many papers have no decision yet and in which areas ("" when every paper has one)."""
+    total = sum(undecided.values())
+    if not total:
+        return ""
+    areas = sorted(((n, a) for a, n in undecided.items() if a), reverse=True)
+    where = "; ".join(f"{a} ({n:,})" for n, a in areas)
+    return (f"{total:,} submissions have no decision yet" + (f", in {len(areas)} primary areas: {where}" if areas
+                                                             else "") + ".")
 
 
 def decision_figure(by_decision: dict[str, list[float]]):

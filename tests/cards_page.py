@@ -56,6 +56,12 @@ def component(at, key: str):
     return found[0] if found else None
 
 
+def html(at, key: str) -> str | None:
+    """The HTML a component draws (a card list's, or a review's: keys "review-meta", "review-0", ...)."""
+    element = component(at, key)
+    return None if element is None else json.loads(element.proto.json)["html"]
+
+
 def cards(at, key: str) -> list[dict]:
     """The cards of the list with this key ("q" results, "p" similar, "v" the open paper, "t", "l", "m", "u")."""
     element = component(at, key)

@@ -7,10 +7,13 @@ GET /notes       -> {"notes": [...], "count": N}, filtered by `invitation` or `c
 POST /login      -> a token (recorded: an anonymous fetch must never come here)
 
 Faults are queued per path with `plan(path, *faults)`; each request to that path takes the next one:
-a `Reply` (any status, body and headers), STALL (no answer until the client gives up), CUT (half the
-body, then the connection closes) or HTML (a 200 HTML page, as a captive portal gives). `nginx=True`
+a `Reply` (any status, body and headers; `rate_limit` and `too_many_requests` build 429s), STALL (no
+answer until the client gives up), CUT (half the body, then the connection closes) or HTML (a 200 HTML
+page, as a captive portal gives). `plan("/notes", *[too_many_requests(1)] * 3)`: three 429s with
+Retry-After: 1, then pages as usual. `nginx=True`
 answers everything with nginx's 404 page, as a wrong --api address does. `remove_after={page: id}`
-drops a note once that page is served. Listens on 127.0.0.1 only.
+drops a note once that page is served. `log` records every request with its arrival time
+(time.monotonic()), so a test can measure the waits between tries. Listens on 127.0.0.1 only.
 
 As a script it serves a file of notes (the shared crawl) for the fetch benchmark, and stops itself
 after --lifetime seconds.
@@ -52,6 +55,11 @@ def rate_limit(reset_in: float = 2.0, retry_after: float | None = None) -> Reply
     return Reply(429, body, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {})
 
 
+def too_many_requests(retry_after: float = 1) -> Reply:
+    """A bare 429 with a Retry-After header and a text body, as a proxy or a CDN in front sends it."""
+    return Reply(429, "Too Many Requests", {"Retry-After": f"{retry_after:g}"}, content_type="text/plain")
+
+
 class Note:
     """One note as served: its JSON line, and what the server filters and orders by."""
 
@@ -79,7 +87,7 @@ class OpenReviewServer:
         self.faults: dict[str, list] = {}
         self.nginx = False
         self.remove_after: dict[int, str] = {}
-        self.log: list[dict] = []        # every request: method, path, params, authorization
+        self.log: list[dict] = []        # every request: method, path, params, authorization, time
         self.pages_served = 0
         self.lock = threading.Lock()
         self.closing = threading.Event()
@@ -159,7 +167,8 @@ class OpenReviewServer:
                     self.rfile.read(length)
                 with server.lock:
                     server.log.append({"method": method, "path": url.path, "params": params,
-                                       "authorization": self.headers.get("Authorization")})
+                                       "authorization": self.headers.get("Authorization"),
+                                       "time": time.monotonic()})
                     pending = server.faults.get(url.path) or []
                     fault = pending.pop(0) if pending else None
                 if server.nginx:

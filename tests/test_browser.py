@@ -302,3 +302,92 @@ def test_the_venue_opens_on_accepted_papers_and_one_click_searches_them_all(venu
     page.wait_for_function("() => [...document.querySelectorAll('.ps-small')].some(e => /Rejected|Withdrawn/.test(e.innerText))",
                            timeout=30_000)
     no_error_on(page)
+
+
+def test_a_reviews_math_is_drawn_on_the_paper_page(venue_server, page, venue_engine, tmp_path_factory):
+    """Review texts went through st.html, whose sanitizer (DOMPurify, HTML profile) deleted every <math>:
+    "for one-layer -local, -periodic". They are drawn as the cards' abstracts are, MathML kept."""
+    import re
+
+    from search.latex import MATH
+    from search.reviews import texts_of
+
+    greek = {"tau": "τ", "Delta": "Δ"}
+
+    def letters(review: dict) -> set[str]:  # the Greek letters its formulas ($\tau$, $N = O(\Delta^7)$) hold
+        return {greek[name] for _, text in texts_of(review) for m in MATH.finditer(text)
+                for name in re.findall(r"\\(tau|Delta)(?![A-Za-z])", m.group(1) or m.group(2) or "")}
+
+    paper, review = next((p, r) for p in venue_engine.papers for r in venue_engine.review_record(p.id)["reviews"]
+                         if letters(r))
+    page.goto(f"{venue_server}/?paper={paper.id}")
+    page.get_by_text("Reviews · ").first.wait_for(timeout=60_000)
+    settled(page)
+    page.get_by_text(review["reviewer"], exact=False).first.click()
+    folded = page.locator("[data-testid='stExpander']").filter(has_text=review["reviewer"]).first
+    maths = folded.locator("math")
+    maths.first.wait_for(state="visible", timeout=10_000)
+    shown = " ".join(maths.all_text_contents())  # (MathML elements have no innerText)
+    assert letters(review) <= set(shown), (letters(review), shown)
+    folded.screenshot(path=str(tmp_path_factory.mktemp("shots") / "review-math.png"))
+    no_error_on(page)
+
+
+HOSTILE_HTML = ('<img src=x onerror="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)">a link</a>'
+                '<div class="ps-card" data-pid="p1" onclick="alert(4)" style="display:none"><h5>Title</h5>'
+                '<button type="submit" class="ps-btn" data-action="list" data-id="p1" onmouseover="alert(5)">'
+                '+ Reading list</button><math display="inline"><mi href="javascript:alert(6)">τ</mi></math>'
+                '<svg onload="alert(7)"></svg><iframe src="javascript:alert(8)"></iframe>'
+                '<form action="javascript:alert(9)"><input value="kept as text"></form><b>bold</b></div>')
+
+
+def draw_cards(page, html: str) -> None:
+    """The cards' component script (assets/cards.js) alone in a blank page, as Streamlit mounts it."""
+    page.goto("about:blank")
+    page.evaluate("""async ([src, html]) => {
+        const url = URL.createObjectURL(new Blob([src], {type: "text/javascript"}));
+        const draw = (await import(url)).default;
+        const parent = document.createElement("div");
+        document.body.appendChild(parent);
+        window.sent = [];
+        draw({data: {html}, parentElement: parent, setTriggerValue: (name, value) => window.sent.push([name, value])});
+    }""", [(ROOT / "assets" / "cards.js").read_text(encoding="utf-8"), html])
+
+
+def test_the_cards_script_builds_the_dom_and_nothing_in_its_html_runs(page):
+    """The script builds elements itself (no innerHTML): if the server's escaping ever missed a tag, the
+    page still creates only the cards' own elements and attributes."""
+    assert "innerHTML" not in (ROOT / "assets" / "cards.js").read_text(encoding="utf-8")
+    draw_cards(page, HOSTILE_HTML)
+    page.wait_for_timeout(500)  # time for an onerror or onload to fire
+    assert not page.dialogs, page.dialogs
+    assert page.locator("img, script, iframe, svg, form, input, [style]").count() == 0
+    assert page.evaluate("() => [...document.querySelectorAll('.ps-cards *')].flatMap(e => [...e.attributes])"
+                         ".filter(a => /^(on.*|href|src|action|style)$/.test(a.name)).map(a => a.name)") == []
+    text = page.inner_text(".ps-cards")
+    assert "a link" in text and "Title" in text and "alert(2)" not in text  # a script's text is not shown
+    assert page.locator(".ps-card[data-pid='p1'] math mi").text_content() == "τ"
+    assert page.evaluate("() => document.querySelector('.ps-cards math').namespaceURI") == \
+        "http://www.w3.org/1998/Math/MathML"
+    button = page.locator("button[data-action='list']")
+    assert button.get_attribute("type") == "button"
+    button.click()
+    assert page.evaluate("() => window.sent") == [["action", {"kind": "list", "id": "p1"}]]
+
+
+def test_the_cards_script_draws_the_servers_cards_and_reviews_as_they_are(page):
+    from search.cards import Card, cards_html
+    from search.display import fields_html, to_html
+
+    html = cards_html([Card(pid="p1", title="A <b>title</b> & more", rank=1, lead="TL;DR", small=("Poster", "x"),
+                            body="<b>Why:</b> " + to_html(r"a $\frac{a}{b}$ **bold**"),
+                            abstract=to_html(r"We use $\tau$-local heads $\phi_{l,h}(j,i)$."), abstract_open=True,
+                            topic=(3, "graphs"), url="https://openreview.net/forum?id=p1&x=1", listed=True),
+                       Card(pid="p2", title="Second", url="javascript:alert(1)")])
+    html += fields_html([("summary", "One.\n\n- a $\\Delta$\n- b"), ("weak<i>x</i>_nesses", "Two.")])
+    draw_cards(page, html)
+    # the same elements, attributes and text as the HTML parsed by the browser itself
+    same = page.evaluate("""(html) => { const t = document.createElement("template"); t.innerHTML = html;
+        return document.querySelector(".ps-cards").innerHTML === t.innerHTML; }""", html)
+    assert same
+    assert page.locator("a[href='https://openreview.net/forum?id=p1&x=1'][target=_blank]").count() == 1

@@ -76,3 +76,38 @@ def test_card_links_openreview_in_a_new_tab_and_can_open_its_abstract():
     assert link["href"] == "https://openreview.net/forum?id=x&y=1" and link["target"] == "_blank"
     assert "noopener" in link["rel"] and "<details open>" in out
     assert [a["data-action"] for t, a in tags(out) if t == "button"] == ["list"]
+
+
+# ---------------------------------------------------------------- a paper's reviews on the page
+
+def test_the_paper_page_draws_review_math_and_shows_review_field_names_as_text(seed_index, engine, monkeypatch):
+    """A review's formulas reach the browser as MathML in the cards' component (st.html's sanitizer deleted
+    them: "for one-layer -local, -periodic"), and a field name from the venue's form is text, not HTML."""
+    from streamlit.testing.v1 import AppTest
+
+    from cards_page import html
+    from conftest import ROOT
+    from search.engine import Engine
+
+    review = {"reviewer": "Reviewer_m4th", "rating": 6,
+              "summary": r"for one-layer $\tau$-local, $\Delta$-periodic transformers up to length $N = O(L^2)$",
+              "weak<img src=x onerror=alert(1)>_nesses": r"The heads $\phi_{l,h}(j,i)$ are not defined."}
+    record = {"decision": "Accept (Poster)", "decision_text": "",
+              "meta_review": {"meta<script>alert(2)</script>_review": r"Sound for $\tau$-local models."},
+              "reviews": [review]}
+    monkeypatch.setattr(Engine, "review_record", lambda self, pid: {"id": pid, **record})
+    monkeypatch.setenv("SEARCH_INDEX", str(seed_index))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.query_params["paper"] = engine.papers[0].id
+    at.run()
+    assert not at.exception
+    meta, first = html(at, "review-meta"), html(at, "review-0")
+    assert meta and first, "the reviews are not drawn by the cards' component"
+    assert meta.count("<math") == 1 and "τ" in meta
+    assert first.count("<math") == 4 and all(c in first for c in "τΔϕ")
+    assert "<b>Meta&lt;script&gt;alert(2)&lt;/script&gt; review</b>" in meta
+    assert "<h6>Weak&lt;img src=x onerror=alert(1)&gt; nesses</h6>" in first
+    for out in (meta, first):
+        assert {t for t, _ in tags(out)} <= {"div", "b", "h6", "p"} | SAFE_TAGS, out
+    # nothing of the reviews goes through st.html any more
+    assert not [e for e in at.get("html") if "alert" in str(e.proto) or "periodic" in str(e.proto)]

@@ -110,17 +110,26 @@ QUESTION = "how do language models handle long documents?"
 
 
 def test_sort_by_rating_reorders_the_relevant_candidates_only(iclr_engine):
-    from search.engine import SORT_POOL
+    from search.engine import MATCH_FLOOR, SORT_POOL
 
-    relevant = [h.paper.id for h in iclr_engine.search(QUESTION, SORT_POOL).hits]
+    def rating(p) -> float:
+        return p.avg_rating if p.avg_rating is not None else -1  # unrated papers go last
+
+    pool = iclr_engine.search(QUESTION, SORT_POOL).hits  # the relevance pool the sort re-orders
+    best = max(h.score for h in pool)
+    kept = [h.paper for h in pool if h.score >= MATCH_FLOOR * best]
     result = iclr_engine.search(QUESTION, 10, filters=Filters(sort="rating"))
     by_rating = result.hits
-    ratings = [h.paper.avg_rating if h.paper.avg_rating is not None else -1 for h in by_rating]
+    ratings = [rating(h.paper) for h in by_rating]
     assert ratings == sorted(ratings, reverse=True) and len(by_rating) == min(10, result.matched) > 3
-    assert all(h.paper.id in relevant for h in by_rating)  # not the best-rated papers of the conference
-    best_anywhere = max(p.avg_rating for p in iclr_engine.papers if p.avg_rating is not None)
+    assert {h.paper.id for h in by_rating} <= {p.id for p in kept}  # not the best-rated papers of the conference
+    # exactly the best rated of the kept papers, in order: a sort of the wrong papers (past the floor) fails
+    assert ratings == sorted(map(rating, kept), reverse=True)[:len(by_rating)]
+    assert by_rating[0].paper.avg_rating == max(p.avg_rating for p in kept if p.avg_rating is not None)
     assert [h.rank for h in by_rating] == list(range(1, len(by_rating) + 1))
-    assert by_rating[0].paper.avg_rating <= best_anywhere
+    # fewer than it keeps: still the best rated of them all, not the few most relevant sorted
+    top = [rating(h.paper) for h in iclr_engine.search(QUESTION, 4, filters=Filters(sort="rating")).hits]
+    assert top == ratings[:4]
 
 
 def test_oral_first_then_rating(iclr_engine):

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli, run_py
-from openreview_server import CUT, HTML, STALL, OpenReviewServer, Reply, rate_limit
+from openreview_server import CUT, HTML, STALL, OpenReviewServer, Reply, rate_limit, too_many_requests
 from search import records
 from search.corpus import load_corpus
-from search.fetch import partial_paths
+from search.fetch import fetch_venue, partial_paths
+from search.openreview_api import Api, FetchError, Policy, is_openreview
 
 VENUE = "ICLR.cc/2026/Conference"
 GROUP = {"id": VENUE, "content": {k: {"value": v} for k, v in {
@@ -29,8 +30,9 @@ GROUP = {"id": VENUE, "content": {k: {"value": v} for k, v in {
     "review_rating": "rating", "review_confidence": "confidence", "meta_review_name": "Meta_Review",
     "decision_name": "Decision", "decision_field_name": "decision"}.items()}}
 SHARED = ROOT.parent / "shared" / "data"
-# fast waits for the faults: the shipped policy waits 2, 4, 8, 16, 32 s
+# fast waits for the faults: where the server names no time the shipped policy waits 2, 4, 8, ... s
 QUICK = ("--wait", "0.01", "--timeout", "2")
+SECRETS = {"OPENREVIEW_USERNAME": "ada@example.org", "OPENREVIEW_PASSWORD": "hunter2"}
 
 
 def reply(number: int, kind: str, content: dict, signer: str, n: int = 0) -> dict:
@@ -202,8 +204,8 @@ def test_a_rate_limit_with_a_json_body_is_waited_out_and_announced(serve, tmp_pa
     r = fetch(server, out, *QUICK)
     assert r.returncode == 0, r.stderr
     waits = [line for line in r.stderr.splitlines() if line.startswith("rate-limited")]
-    assert waits == ["rate-limited by OpenReview, waiting 0 s before try 2 of 6",
-                     "rate-limited by OpenReview, waiting 0 s before try 3 of 6"]
+    assert waits == ["rate-limited by OpenReview, waiting 0 s before try 2",
+                     "rate-limited by OpenReview, waiting 0 s before try 3"]
     assert len(lines(out)) == 10 and len(notes_requests(server)) == 3
 
 
@@ -212,7 +214,57 @@ def test_the_reset_time_in_the_body_sets_the_wait(serve, tmp_path):
     t = time.monotonic()
     r = fetch(server, tmp_path / "v.jsonl", *QUICK)
     assert r.returncode == 0 and 1 <= time.monotonic() - t < 15
-    assert "rate-limited by OpenReview, waiting" in r.stderr and "before try 2 of 6" in r.stderr
+    assert "rate-limited by OpenReview, waiting" in r.stderr and "before try 2" in r.stderr
+
+
+def test_a_short_retry_after_is_waited_exactly_past_the_old_count_of_tries(serve, tmp_path):
+    # the reported bug: six 429s with Retry-After: 1 ended the fetch "after 6 tries", having waited
+    # 2 + 4 + 8 + 16 + 32 s of its own instead of 1 s each; here the shipped policy, no fast flags
+    server = serve().plan("/notes", *[too_many_requests(retry_after=1)] * 6)
+    out = tmp_path / "v.jsonl"
+    t = time.monotonic()
+    r = fetch(server, out)
+    took = time.monotonic() - t
+    assert r.returncode == 0, r.stderr
+    assert len(lines(out)) == 10 and len(notes_requests(server)) == 7
+    waits = [line for line in r.stderr.splitlines() if line.startswith("rate-limited")]
+    assert waits == [f"rate-limited by OpenReview, waiting 1 s as OpenReview asks before try {n}"
+                     for n in range(2, 8)]
+    arrived = [x["time"] for x in server.log if x["path"] == "/notes"]
+    gaps = [b - a for a, b in zip(arrived, arrived[1:])]
+    # each wait is the second asked for (the old policy's shortest was 2 s), and all of them little more
+    assert all(0.95 <= gap < 1.9 for gap in gaps) and sum(gaps) < 6 + 2, gaps
+    assert took < 6 + 4
+
+
+def test_the_retry_budget_ends_a_rate_limit_that_does_not_clear(serve, tmp_path):
+    server = serve().plan("/notes", *[too_many_requests(retry_after=1)] * 20)
+    out, said = tmp_path / "v.jsonl", []
+    api = Api(server.url, Policy(budget=3), say=said.append)
+    t = time.monotonic()
+    with pytest.raises(FetchError) as e:
+        fetch_venue(api, VENUE, out)
+    # two waits of 1 s fit in 3 s; the third would not, so it is not begun
+    assert 1.9 < time.monotonic() - t < 4
+    assert str(e.value) == ("rate-limited by OpenReview: gave up after 2 s of tries and waits (3 tries, and "
+                            "OpenReview asks for 1 s more), past the retry budget of 3 s; try again in a few "
+                            "minutes, or allow longer with --retry-budget SECONDS")
+    assert said == [f"rate-limited by OpenReview, waiting 1 s as OpenReview asks before try {n}" for n in (2, 3)]
+    assert len(notes_requests(server)) == 3 and only_output(out) == []
+
+
+def test_without_a_retry_after_the_waits_double_until_the_budget_is_spent(serve, tmp_path):
+    # a server's own time is taken as it is; only where it names none do the waits grow, up to max_wait
+    down = Reply(503, "Service Unavailable", content_type="text/plain")
+    server = serve().plan("/notes", too_many_requests(retry_after=1), *[down] * 30)
+    slept: list[float] = []
+    api = Api(server.url, Policy(first_wait=2, max_wait=60, budget=200), say=lambda line: None,
+              sleep=slept.append)
+    with pytest.raises(FetchError) as e:
+        fetch_venue(api, VENUE, tmp_path / "v.jsonl")
+    assert slept == [1, 2, 4, 8, 16, 32, 60, 60]   # 183 s; 60 more would pass 200
+    assert str(e.value).startswith("OpenReview is failing (HTTP 503): gave up after 3 minutes of tries and "
+                                   "waits (9 tries), past the retry budget of 3 minutes; ")
 
 
 def test_a_wait_of_an_hour_is_reported_not_slept(serve, tmp_path):
@@ -233,8 +285,8 @@ def test_intermittent_server_errors_are_retried(serve, tmp_path):
     out = tmp_path / "v.jsonl"
     r = fetch(server, out, *QUICK)
     assert r.returncode == 0, r.stderr
-    assert "OpenReview is failing (HTTP 502), waiting 0 s before try 2 of 6" in r.stderr
-    assert "OpenReview is failing (HTTP 500), waiting 0 s before try 3 of 6" in r.stderr
+    assert "OpenReview is failing (HTTP 502), waiting 0 s before try 2" in r.stderr
+    assert "OpenReview is failing (HTTP 500), waiting 0 s before try 3" in r.stderr
     assert len(lines(out)) == 10
 
 
@@ -255,7 +307,7 @@ def test_a_stall_times_out_and_is_retried(serve, tmp_path):
     r = fetch(server, out, "--wait", "0.01", "--timeout", "1")
     assert r.returncode == 0, r.stderr
     assert time.monotonic() - t < 10
-    assert "OpenReview did not answer page 1 within 1 s, waiting 0 s before try 2 of 6" in r.stderr
+    assert "OpenReview did not answer page 1 within 1 s, waiting 0 s before try 2" in r.stderr
     assert len(lines(out)) == 10
 
 
@@ -318,18 +370,70 @@ def test_an_unknown_venue_is_named(serve, tmp_path):
     assert r.returncode == 2 and "error: no venue 'ICLR.cc/2031/Conference' on OpenReview" in r.stderr
 
 
-def test_credentials_in_the_environment_stay_unused_unless_asked(serve, tmp_path):
+def test_credentials_in_the_environment_stay_unused_unless_asked(serve, tmp_path, monkeypatch):
     server = serve()
-    secrets = {"OPENREVIEW_USERNAME": "ada@example.org", "OPENREVIEW_PASSWORD": "hunter2"}
-    r = fetch(server, tmp_path / "v.jsonl", env=secrets)
+    r = fetch(server, tmp_path / "v.jsonl", env=SECRETS)
     assert r.returncode == 0
     assert "/login" not in [x["path"] for x in server.log]
     assert all(x["authorization"] is None for x in server.log)
     server.log.clear()
-    r = fetch(server, tmp_path / "w.jsonl", "--login", env=secrets)
+    # asked, and the host trusted by name: the login goes there and the token comes with every request
+    for k, v in SECRETS.items():
+        monkeypatch.setenv(k, v)
+    fetch_venue(Api(server.url, login=True, trust_host=True), VENUE, tmp_path / "w.jsonl")
+    assert [x["path"] for x in server.log][0] == "/login"
+    assert all(x["authorization"].startswith("Bearer ") for x in server.log[1:])
+
+
+def test_login_to_a_host_that_is_not_openreview_is_refused(serve, tmp_path):
+    # an --api pointed at a mirror, a proxy or a typo would otherwise receive the password
+    server = serve()
+    out = tmp_path / "v.jsonl"
+    r = fetch(server, out, "--login", env=SECRETS)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr == (f"error: --login would send your OpenReview password to {server.url}, which is not "
+                        "OpenReview's own API (https://api2.openreview.net); add --trust-host if you mean to "
+                        "log in there\n")
+    assert server.log == [] and only_output(out) == []   # not a request, so no password and no login
+
+
+def test_login_to_openreview_itself_passes_the_host_check(monkeypatch):
+    # the refusal names the host, not --login: OpenReview's own address goes on to the credentials
+    for k in SECRETS:
+        monkeypatch.delenv(k, raising=False)
+    with pytest.raises(FetchError, match="^--login needs OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD"):
+        Api("https://api2.openreview.net/", login=True)
+    with pytest.raises(FetchError, match="^--login would send your OpenReview password to http://api2"):
+        Api("http://api2.openreview.net", login=True)
+
+
+def test_trust_host_lets_login_reach_the_host_named(serve, tmp_path):
+    server = serve()
+    r = fetch(server, tmp_path / "v.jsonl", "--login", "--trust-host", env=SECRETS)
     assert r.returncode == 0, r.stderr
     assert [x["path"] for x in server.log][0] == "/login"
     assert all(x["authorization"].startswith("Bearer ") for x in server.log[1:])
+
+
+def test_the_retry_budget_is_set_on_the_command_line(serve, tmp_path):
+    server = serve().plan("/notes", *[too_many_requests(retry_after=1)] * 20)
+    r = fetch(server, tmp_path / "v.jsonl", "--retry-budget", "3")
+    assert r.returncode == 2 and r.stderr.count("waiting 1 s as OpenReview asks") == 2
+    assert r.stderr.splitlines()[-1] == (
+        "error: rate-limited by OpenReview: gave up after 2 s of tries and waits (3 tries, and OpenReview asks "
+        "for 1 s more), past the retry budget of 3 s; try again in a few minutes, or allow longer with "
+        "--retry-budget SECONDS")
+
+
+@pytest.mark.parametrize("url,own", [
+    ("https://api2.openreview.net", True), ("https://api.openreview.net/", True),
+    ("https://openreview.net", True), ("https://API2.openreview.net:443", True),
+    ("http://api2.openreview.net", False),                    # the password in clear
+    ("https://api2.openreview.net.example.org", False), ("https://example.org/api2.openreview.net", False),
+    ("https://evil-openreview.net", False), ("https://api2.openreview.net:8443", False),
+    ("https://api2.openreview.net:x", False), ("http://127.0.0.1:8000", False), ("https://localhost", False)])
+def test_which_addresses_are_openreviews_own(url, own):
+    assert is_openreview(url) is own
 
 
 def test_the_address_comes_from_the_clients_own_variable(serve, tmp_path):

@@ -1,6 +1,7 @@
 """Property-based tests (hypothesis) for the parser and the text cleaner."""
 import json
 import random
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,7 +12,14 @@ from search.text import clean_for_model, content_id
 
 MARKUP = st.sampled_from(["$", "\\", "{", "}", "*", "_", "**", "\\textbf{", "\\citep{", "$$", "\\%", "^",
                           "<script>", "](javascript:", "\n", "\r", "\x00", "\u202e", "é", "论文", "🙂"])
-TEXT = st.lists(st.one_of(st.text(max_size=12), MARKUP), max_size=30).map("".join)
+# whole hostile HTML and the Markdown that would make some: what to_html must show as text
+HOSTILE = st.sampled_from(["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "<iframe src=javascript:alert(2)>",
+                           "<a href=\"javascript:alert(3)\">x</a>", "<svg onload=alert(4)>", "javascript:alert(5)",
+                           "![x](javascript:alert(6))", "![img](http://x/y.png)", "[x](javascript:alert(7))",
+                           "<javascript:alert(8)>", "<http://x>", "<b onclick=alert(9)>b</b>", "<!-- c -->",
+                           "<math><mi href=javascript:alert(10)>x</mi></math>", "$\\href{javascript:alert(11)}{x}$",
+                           "$\\text{<img src=x onerror=alert(12)>}$", "`<img src=x>`", "&lt;img&gt;", "\\<img>"])
+TEXT = st.lists(st.one_of(st.text(max_size=12), MARKUP, HOSTILE), max_size=30).map("".join)
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -26,7 +34,9 @@ def test_cleaning_is_idempotent(text):
 @given(TEXT)
 def test_display_html_never_raises_and_never_keeps_raw_html(text):
     out = to_html(text)
-    assert "<script" not in out and "<img" not in out
+    assert "<script" not in out and "<img" not in out and "<iframe" not in out and "<svg" not in out
+    assert not re.search(r"<[a-z][^>]*\s(on\w+|href|src)\s*=", out, re.I), out  # no tag with a handler or link
+    assert "<a " not in out and "<!--" not in out
 
 
 @FAST

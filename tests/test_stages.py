@@ -77,6 +77,14 @@ def test_a_stopped_build_leaves_its_last_stage_serving_and_the_next_goes_on_from
     assert serving.manifest.explore is not None and serving.manifest.sentences == 0
     assert background.plan(out, SEEDS, []) == [[SEEDS]]  # the page builds it again
     assert "why-this-result sentences" in still_coming(serving.manifest.pending)
+    # similar papers say what is coming instead of "This paper: / That paper:" with nothing after them
+    from search.cards import similar_card
+    from search.engine import Engine
+
+    early = Engine(serving, model)
+    source = early.papers[0]
+    body = similar_card(early, source, early.similar([source.id], 3).hits[0], [], "match").body
+    assert "sentences stage lands" in body and "This paper:" not in body
     done = build_index([SEEDS], out, model=model, cache_dir=cache)
     final = load_index(out).manifest
     assert done.embedded == 0 and done.explore_reused  # the abstracts' vectors and the topics reused

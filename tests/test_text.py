@@ -1,4 +1,6 @@
-from search.display import plain_markdown, to_html
+from html.parser import HTMLParser
+
+from search.display import _MATHML_TAGS, fields_html, plain_markdown, to_html
 from search.sentences import split_sentences
 from search.text import clean_for_model, content_id, match_key
 from search.titles import derive_title
@@ -41,6 +43,30 @@ def test_display_html_keeps_math_and_escapes_html_and_links():
 def test_display_html_neutralises_dangerous_tex():
     out = to_html(r"see $$\href{javascript:alert(1)}{click}$$ now")
     assert "href" not in out and "javascript:alert" not in out and "click" in out
+
+
+# a review's sentence from the ICLR 2026 crawl: on the page its formulas vanished ("one-layer -local, -periodic")
+REVIEW_MATH = (r"Theorem 4.1 shows that for one-layer $\tau$-local, $\Delta$-periodic limit transformers, if two "
+               r"models agree on inputs up to length $N = O(L^{2}\Delta^{7}\tau^{2})$, with heads $\phi_{l,h}(j,i)$")
+
+
+def start_tags(out: str) -> list[str]:
+    found: list[str] = []
+    parser = HTMLParser()
+    parser.handle_starttag = lambda tag, attrs: found.append(tag)
+    parser.feed(out)
+    return found
+
+
+def test_review_fields_draw_their_math_and_escape_their_names():
+    hostile = "weak<img src=x onerror=alert(1)>_nesses"
+    out = fields_html([("summary", REVIEW_MATH), (hostile, "Missing $\\varepsilon$.\n\n- one\n- two")])
+    assert out.count("<math") == 5 and all(c in out for c in "τΔϕε")
+    assert "<h6>Summary</h6>" in out and "<h6>Weak&lt;img src=x onerror=alert(1)&gt; nesses</h6>" in out
+    assert set(start_tags(out)) <= {"div", "h6", "p", "ul", "li"} | _MATHML_TAGS, out
+    meta = fields_html([("meta<script>alert(2)</script>_review", "Sound.")], "b")
+    assert meta.startswith('<div class="ps-review"><b>Meta&lt;script&gt;alert(2)&lt;/script&gt; review</b><p>')
+    assert "<script" not in meta
 
 
 def test_plain_markdown_escapes_everything():

@@ -1,0 +1,278 @@
+"""Relevance judged by reading: researchers' questions, each ranking's top 10 pooled and graded 0/1/2 by a
+reader blind to the ranking, and every ranking scored on the grades (ranx) with bootstrap intervals.
+
+    python benchmarks/bench_judged.py pool --index DIR --out TASKS     # candidates to grade, shuffled
+    python benchmarks/bench_judged.py collect --tasks TASKS            # grades -> judged/judgments.jsonl
+    python benchmarks/bench_judged.py evaluate --index DIR             # -> results/judged.md
+
+The questions (judged/questions.jsonl) were written before any ranking was run, and split once into
+development and held-out halves (judged/split.json); the held-out half decides nothing (judged/README.md).
+An arm whose top 10 holds an ungraded paper is pooled and graded before its figure is quoted: `evaluate`
+names the ungraded papers it met and marks the arm's figures as incomplete.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+JUDGED = Path(__file__).resolve().parent / "judged"
+K = 10
+BOOTSTRAP = 10_000
+
+
+def questions() -> list[dict]:
+    split = json.loads((JUDGED / "split.json").read_text())
+    qs = [json.loads(line) for line in (JUDGED / "questions.jsonl").read_text().splitlines() if line.strip()]
+    return [{**q, "split": split[q["id"]]} for q in qs]
+
+
+def judgments() -> dict[str, dict[str, int]]:
+    path = JUDGED / "judgments.jsonl"
+    out: dict[str, dict[str, int]] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                j = json.loads(line)
+                out.setdefault(j["q"], {})[j["paper"]] = int(j["grade"])
+    return out
+
+
+# ---------------------------------------------------------------- the arms
+
+def arms(engine) -> dict[str, Callable[[str], list[str]]]:
+    """Each ranking to pool and score: name -> query -> the top K paper ids, on the accepted papers (the
+    page's default on a venue index)."""
+    from search.filters import Filters
+
+    shown = engine.catalog.known(Filters())
+    summaries = engine.rankers.summaries
+
+    def mode(name: str, with_summaries: bool = True) -> Callable[[str], list[str]]:
+        def run(q: str) -> list[str]:
+            engine.rankers.summaries = summaries if with_summaries else None
+            try:
+                return [h.paper.id for h in engine.search(q, K, name, shown, evidence=False).hits]
+            finally:
+                engine.rankers.summaries = summaries
+        return run
+
+    out = {"hybrid": mode("hybrid"), "semantic": mode("semantic"), "keyword": mode("keyword")}
+    if summaries is not None:
+        out["hybrid, no summaries"] = mode("hybrid", with_summaries=False)
+    out["hybrid + feedback"] = feedback(engine, shown)
+    out["hybrid + fields"] = fields(engine, shown)
+    return out
+
+
+def feedback(engine, shown, top: int = 3, beta: float = 0.5) -> Callable[[str], list[str]]:
+    """Pseudo-relevance feedback (Rocchio on vectors): the query's vector moved towards its first `top` hybrid
+    hits' abstracts by `beta`, then the hybrid again with the moved vector."""
+    from search.rankers import unit
+
+    def run(q: str) -> list[str]:
+        first = engine.search(q, top, "hybrid", shown, evidence=False).hits
+        vec, cut = engine.queries.english(q)
+        if not first:
+            return []
+        rows = engine.catalog.rows([h.paper.id for h in first])
+        moved = unit(vec.ravel() + beta * engine.rankers.vectors[rows].astype(np.float32).mean(axis=0))[None, :]
+        english = engine.queries.english
+        engine.queries.english = lambda text: (moved, cut)
+        try:
+            return [h.paper.id for h in engine.search(q, K, "hybrid", shown, evidence=False).hits]
+        finally:
+            engine.queries.english = english
+    return run
+
+
+def fields(engine, shown, weight: float = 0.5) -> Callable[[str], list[str]]:
+    """BM25 over each paper's title, TL;DR and keywords added to the abstract's BM25 at `weight`, in the hybrid."""
+    import bm25s
+
+    from search import lexical
+
+    retriever = bm25s.BM25()
+    retriever.index([lexical.tokenize(" ".join([p.title, p.tldr, *p.keywords])) or ["\x00"]
+                     for p in engine.papers], show_progress=False)
+    vocab = retriever.vocab_dict
+    scores = engine.rankers.lexical.scores
+
+    def combined(query: str, question: bool = True) -> np.ndarray:
+        terms = lexical.query_terms(query) if question else lexical.tokenize(query)
+        ids = [vocab[t] for t in dict.fromkeys(terms) if t in vocab]
+        extra = np.asarray(retriever.get_scores(ids), dtype=np.float32) if ids else 0.0
+        return scores(query, question) + weight * extra
+
+    def run(q: str) -> list[str]:
+        engine.rankers.lexical.scores = combined
+        try:
+            return [h.paper.id for h in engine.search(q, K, "hybrid", shown, evidence=False).hits]
+        finally:
+            engine.rankers.lexical.scores = scores
+    return run
+
+
+# ---------------------------------------------------------------- pooling
+
+def pool(args: argparse.Namespace) -> int:
+    from search.engine import open_engine
+
+    engine = open_engine(Path(args.index))
+    graded = judgments()
+    out = Path(args.out)
+    (out / "tasks").mkdir(parents=True, exist_ok=True)
+    (out / "keys").mkdir(parents=True, exist_ok=True)
+    runs = arms(engine)
+    total = 0
+    for q in questions():
+        found: dict[str, None] = {}
+        for name, run in runs.items():
+            for pid in run(q["text"]):
+                found.setdefault(pid)
+        todo = [pid for pid in found if pid not in graded.get(q["id"], {})]
+        if not todo:
+            continue
+        random.Random(f"{args.seed}-{q['id']}").shuffle(todo)  # no arm's order survives
+        labels = {f"P{i:02d}": pid for i, pid in enumerate(todo, 1)}
+        lines = [f"# {q['id']}", "", f"Query ({q['shape']}): {q['text']}", ""]
+        for label, pid in labels.items():
+            p = engine.catalog.paper(pid)
+            lines += [f"## {label}", f"Title: {p.title}", f"Abstract: {p.abstract}", ""]
+        (out / "tasks" / f"{q['id']}.md").write_text("\n".join(lines), encoding="utf-8")
+        (out / "keys" / f"{q['id']}.json").write_text(json.dumps(labels))
+        total += len(todo)
+    print(f"{total} papers to grade in {out / 'tasks'}", file=sys.stderr)
+    return 0
+
+
+def collect(args: argparse.Namespace) -> int:
+    """Each task's grades ({label: 0|1|2} in grades/QID.json, written by its reader) into judgments.jsonl."""
+    tasks = Path(args.tasks)
+    graded = judgments()
+    added = 0
+    with (JUDGED / "judgments.jsonl").open("a", encoding="utf-8") as f:
+        for keys in sorted((tasks / "keys").glob("*.json")):
+            grades_file = tasks / "grades" / keys.name
+            if not grades_file.is_file():
+                print(f"no grades yet: {keys.stem}", file=sys.stderr)
+                continue
+            labels, grades = json.loads(keys.read_text()), json.loads(grades_file.read_text())
+            missing = set(labels) - set(grades)
+            if missing or any(g not in (0, 1, 2) for g in grades.values()):
+                print(f"{keys.stem}: grades incomplete or not 0/1/2 ({sorted(missing)[:5]})", file=sys.stderr)
+                continue
+            for label, pid in labels.items():
+                if pid not in graded.get(keys.stem, {}):
+                    f.write(json.dumps({"q": keys.stem, "paper": pid, "grade": grades[label],
+                                        "judge": args.judge}) + "\n")
+                    graded.setdefault(keys.stem, {})[pid] = grades[label]
+                    added += 1
+    print(f"{added} judgments added", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------- evaluation
+
+METRICS = {"nDCG@10": "ndcg@10", "P@10 (clearly relevant)": "precision@10-l2",
+           "P@5 (at least partly)": "precision@5"}
+
+
+def bootstrap(values: np.ndarray, seed: int = 0) -> tuple[float, float]:
+    """95% interval of the mean over questions, resampled with replacement."""
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), (BOOTSTRAP, len(values)))].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    from search.engine import open_engine
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from report import machine, write_report
+
+    engine = open_engine(Path(args.index))
+    graded = judgments()
+    qs = [q for q in questions() if q["id"] in graded]
+    runs = arms(engine)
+    ranked = {name: {q["id"]: run(q["text"]) for q in qs} for name, run in runs.items()}
+    lines = [f"# Judged relevance: {len(qs)} researchers' questions, graded by reading", "",
+             f"`python benchmarks/bench_judged.py evaluate --index {args.index}` · {machine()} · "
+             f"{__import__('datetime').date.today()}", "",
+             f"Index: {engine.manifest.count:,} papers ({args.index}), searched on the accepted papers. "
+             "Grades: 2 answers the question, 1 partly or related, 0 not (judged/README.md). Metrics by "
+             "ranx; 95% intervals by bootstrap over questions (10,000 resamples); beside each arm, its difference "
+             "from `hybrid` (the shipped ranking) with the interval of the difference and a two-sided paired "
+             "randomization test's p (each question's sign flipped at random).",
+             ""]
+    for split in ("dev", "heldout"):
+        ids = [q["id"] for q in qs if q["split"] == split]
+        if not ids:
+            continue
+        qrels = Qrels({i: {p: g for p, g in graded[i].items()} for i in ids})
+        lines += [f"## {'Development' if split == 'dev' else 'Held-out'} ({len(ids)} questions)", "",
+                  "| arm | " + " | ".join(METRICS) + " | ungraded in top 10 |",
+                  "|---|" + "---|" * (len(METRICS) + 1)]
+        per: dict[str, dict[str, np.ndarray]] = {}
+        for name in runs:
+            run = Run({i: {pid: float(K - r) for r, pid in enumerate(ranked[name][i])} or {"-": 0.0} for i in ids})
+            scores = ranx_evaluate(qrels, run, list(METRICS.values()), return_mean=False, make_comparable=True)
+            per[name] = {m: np.asarray(scores[m], dtype=float) for m in METRICS.values()}
+            ungraded = sum(pid not in graded[i] for i in ids for pid in ranked[name][i])
+            cells = []
+            for label, m in METRICS.items():
+                lo, hi = bootstrap(per[name][m])
+                cell = f"{per[name][m].mean():.3f} [{lo:.3f}, {hi:.3f}]"
+                if name != "hybrid":
+                    diff = per[name][m] - per["hybrid"][m]
+                    dlo, dhi = bootstrap(diff)
+                    cell += f" (Δ {diff.mean():+.3f} [{dlo:+.3f}, {dhi:+.3f}], p {paired_p(diff):.3f})"
+                cells.append(cell)
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {ungraded} |")
+        lines.append("")
+        for shape in ("question", "need", "problem"):
+            sub = [n for n, i in enumerate(ids) if next(q for q in qs if q["id"] == i)["shape"] == shape]
+            lines.append(f"- {shape} ({len(sub)}): " + ", ".join(
+                f"{name} {per[name]['ndcg@10'][sub].mean():.3f}" for name in runs) + " (nDCG@10)")
+        lines.append("")
+    write_report(lines, Path(args.record))
+    return 0
+
+
+def paired_p(diff: np.ndarray, seed: int = 0, n: int = BOOTSTRAP) -> float:
+    """Two-sided paired randomization test of a mean difference: signs flipped at random per question."""
+    rng = np.random.default_rng(seed)
+    observed = abs(diff.mean())
+    flips = rng.choice([-1.0, 1.0], (n, len(diff)))
+    return float(((np.abs((flips * diff).mean(axis=1)) >= observed - 1e-12).sum() + 1) / (n + 1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("pool")
+    p.add_argument("--index", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", default="judged")
+    c = sub.add_parser("collect")
+    c.add_argument("--tasks", required=True)
+    c.add_argument("--judge", default="helper")
+    e = sub.add_parser("evaluate")
+    e.add_argument("--index", required=True)
+    e.add_argument("--record", default=str(Path(__file__).resolve().parent / "results" / "judged.md"))
+    args = ap.parse_args()
+    return {"pool": pool, "collect": collect, "evaluate": evaluate}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
