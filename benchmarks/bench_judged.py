@@ -47,7 +47,23 @@ def judgments() -> dict[str, dict[str, int]]:
 
 # ---------------------------------------------------------------- the arms
 
-def arms(engine) -> dict[str, Callable[[str], list[str]]]:
+def adapted(engine, shown, w: np.ndarray) -> Callable[[str], list[str]]:
+    """The hybrid with the query's vector mapped by a query-side adapter (experiments/bench_adapter.py)."""
+    from search.rankers import unit
+
+    def run(q: str) -> list[str]:
+        vec, cut = engine.queries.english(q)
+        moved = unit(vec.ravel() @ w.T)[None, :]
+        english = engine.queries.english
+        engine.queries.english = lambda text: (moved, cut)
+        try:
+            return [h.paper.id for h in engine.search(q, K, "hybrid", shown, evidence=False).hits]
+        finally:
+            engine.queries.english = english
+    return run
+
+
+def arms(engine, adapter: str = "") -> dict[str, Callable[[str], list[str]]]:
     """Each ranking to pool and score: name -> query -> the top K paper ids, on the accepted papers (the
     page's default on a venue index)."""
     from search.filters import Filters
@@ -69,6 +85,8 @@ def arms(engine) -> dict[str, Callable[[str], list[str]]]:
         out["hybrid, no summaries"] = mode("hybrid", with_summaries=False)
     out["hybrid + feedback"] = feedback(engine, shown)
     out["hybrid + fields"] = fields(engine, shown)
+    if adapter:
+        out["hybrid + query adapter"] = adapted(engine, shown, np.load(adapter))
     return out
 
 
@@ -130,7 +148,7 @@ def pool(args: argparse.Namespace) -> int:
     out = Path(args.out)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     (out / "keys").mkdir(parents=True, exist_ok=True)
-    runs = arms(engine)
+    runs = arms(engine, args.adapter)
     total = 0
     for q in questions():
         found: dict[str, None] = {}
@@ -204,7 +222,7 @@ def evaluate(args: argparse.Namespace) -> int:
     engine = open_engine(Path(args.index))
     graded = judgments()
     qs = [q for q in questions() if q["id"] in graded]
-    runs = arms(engine)
+    runs = arms(engine, args.adapter)
     ranked = {name: {q["id"]: run(q["text"]) for q in qs} for name, run in runs.items()}
     lines = [f"# Judged relevance: {len(qs)} researchers' questions, graded by reading", "",
              f"`python benchmarks/bench_judged.py evaluate --index {args.index}` · {machine()} · "
@@ -215,7 +233,7 @@ def evaluate(args: argparse.Namespace) -> int:
              "from `hybrid` (the shipped ranking) with the interval of the difference and a two-sided paired "
              "randomization test's p (each question's sign flipped at random).",
              ""]
-    for split in ("dev", "heldout"):
+    for split in args.split:
         ids = [q["id"] for q in qs if q["split"] == split]
         if not ids:
             continue
@@ -270,6 +288,10 @@ def main() -> int:
     e = sub.add_parser("evaluate")
     e.add_argument("--index", required=True)
     e.add_argument("--record", default=str(Path(__file__).resolve().parent / "results" / "judged.md"))
+    e.add_argument("--split", nargs="+", choices=("dev", "heldout"), default=["dev", "heldout"],
+                   help="the halves to report: a choice being made reads dev alone")
+    for cmd in (p, e):
+        cmd.add_argument("--adapter", default="", help="a query adapter's matrix (.npy) as one more arm")
     args = ap.parse_args()
     return {"pool": pool, "collect": collect, "evaluate": evaluate}[args.cmd](args)
 
