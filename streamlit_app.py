@@ -20,7 +20,7 @@ from search.filters import Filters
 from search.export import FORMATS, export
 from search.fetch import DEFAULT_VENUE, default_out
 from search.openreview_api import default_api
-from search.index import IndexLoadError, resolve
+from search.index import IndexLoadError, building as building_elsewhere, resolve
 from search.progress import read_status, status_text, still_coming
 from search.lexical import marker
 from search.display import plain_markdown
@@ -144,6 +144,10 @@ def engine_or_stop() -> Engine:
         st.stop()
     if building:
         build_panel(str(engine.data.path), len(engine.papers), tuple(engine.manifest.pending))
+    elif engine.manifest.pending and building_elsewhere(INDEX_DIR):
+        st.caption(f"Another process (`python index_build.py`) is building this index. Still coming: "
+                   f"{still_coming(engine.manifest.pending)}; everything else works, and your next search "
+                   "takes each part as it lands.")
     elif engine.manifest.pending:
         st.caption(f"This index's build stopped before {still_coming(engine.manifest.pending)}; everything else "
                    "works. `python index_build.py` (or restarting the page) finishes it from the cache.")

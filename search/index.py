@@ -204,6 +204,23 @@ def build_lock(out: Path):
         os.close(fd)  # closing releases the lock, also when the process is killed
 
 
+def building(out: Path) -> bool:
+    """Whether some process (the page's job or `index_build.py`) holds the index's build lock now. The lock
+    is tried shared and let go at once: a build starting in that instant would be told to wait."""
+    lock_path = out.parent / f".{out.name}.lock"
+    if not lock_path.exists():
+        return False
+    fd = os.open(lock_path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def new_build_dir(out: Path) -> Path:
     """A fresh temporary directory beside the published builds (call with the lock held)."""
     vdir = versions_dir(out)

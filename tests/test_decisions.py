@@ -136,3 +136,25 @@ def test_the_page_says_an_index_has_no_authors_when_the_address_asks_for_one(ven
     assert len([t for t in at.text_input if t.key == "author_w"]) == 0
     assert any("No author filter" in c.value for c in at.sidebar.caption)
     assert not any("No paper matches" in str(m.value) for m in [*at.info, *at.markdown])
+
+
+def test_a_build_run_from_the_command_line_is_said_to_be_running_not_stopped(tmp_path):
+    """The page said "this index's build stopped" while `index_build.py` was building it in another process."""
+    import subprocess
+    import sys
+
+    from search.index import building
+
+    out = tmp_path / "index"
+    assert not building(out)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from search.index import build_lock\n"
+        f"with build_lock(Path({str(out)!r})):\n    print('held', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert building(out)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not building(out)
