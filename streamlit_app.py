@@ -319,7 +319,7 @@ def decision_note(engine: Engine, filters: Filters, query: str) -> None:
     if filters.decisions == ("accepted",):
         cols = st.columns([3, 1])
         cols[0].caption("Searching the accepted papers. Related work often sits among the rejected and withdrawn "
-                        "submissions" + (", and some have no decision yet" if catalog.undecided else "") + ":")
+                        "submissions" + (", and some have no decision yet." if catalog.undecided else "."))
         cols[1].button("Search every submission", key="all-decisions", on_click=go,
                        kwargs={"decision": "all", **again})
     elif filters.decisions == ("active",):
@@ -359,19 +359,24 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
         st.warning(f"Your text was longer than {MAX_QUERY_CHARS:,} characters; only its first "
                    f"{MAX_QUERY_CHARS:,} were kept (the model reads about 200 words of them).")
     if not query.strip():
-        st.markdown(f"Search **{len(engine.papers):,} papers** by what they are about, in your own words, "
-                    "or by the name of a method. Try one of these:")
+        searched = engine.catalog.count(filters)
+        scope = (f"**{searched:,} {DECISION_LABELS.get(','.join(filters.decisions), 'papers')}** of "
+                 f"{len(engine.papers):,} submissions" if searched < len(engine.papers) and filters.decisions
+                 else f"**{searched:,} papers**")
+        st.markdown(f"Search {scope} by what they are about, in your own words, or by the name of a method. "
+                    "Try one of these:")
         cols = st.columns(2)
         for i, example in enumerate(EXAMPLE_QUERIES):
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                width="stretch")
+        decision_note(engine, filters, query)
         upload_box(engine, k, filters, listed)
         conference_offer(engine)
         return
     decision_note(engine, filters, query)
     if mode == "reviews":
         result = engine.search_reviews(query, k, filters)
-        show_hits(engine, result, "q", listed, f"papers whose reviews say this, of {len(engine.papers):,} · "
+        show_hits(engine, result, "q", listed, f"papers whose reviews say this, of {engine.catalog.count(filters):,} · "
                   "each with the review paragraph that matched")
         return
     result = engine.search(query, k, mode, filters)
@@ -460,7 +465,7 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
         if own.rated:
             from search.stats import histogram_figure
 
-            st.caption(f"{own.orals} orals ({own.oral_share:.0%}) · {own.rated} with reviews · mean rating "
+            st.caption(f"{own.orals} orals ({share(own.oral_share)}) · {own.rated} with reviews · mean rating "
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
                        f"(the conference: {engine.catalog.rating_summary})")
             venue = engine.fate()  # tallied once per index
@@ -617,9 +622,14 @@ def stats_table(engine: Engine, rows, rated: bool) -> str:
                              f"({p.avg_rating:.2f})" for p in map(engine.catalog.paper, r.best))
         name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
         accepted = r.acceptance_words() + " | " if decided else ""
-        out.append(f"| {name} | {r.papers:,} | {r.oral_share:.0%} | {accepted}"
+        out.append(f"| {name} | {r.papers:,} | {share(r.oral_share)} | {accepted}"
                    f"{fmt(r.mean)} | {fmt(r.median)} | {fmt(r.q1)}–{fmt(r.q3)} | {best} |")
     return "\n".join(out)
+
+
+def share(value: float | None) -> str:
+    """A share as a percentage, or "–" where it is not known."""
+    return "–" if value is None else f"{value:.0%}"
 
 
 def short(text: str, n: int) -> str:
@@ -634,7 +644,7 @@ def stats_view(engine: Engine) -> None:
     rated = whole.rated > 0
     st.subheader("The conference at a glance")
     if rated:
-        st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({whole.oral_share:.0%}); {whole.rated:,} "
+        st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({share(whole.oral_share)}); {whole.rated:,} "
                    f"with public reviews, mean rating {whole.mean:.2f} (median {whole.median:.2f}). Each box spans "
                    "the middle half of its papers' mean ratings, the line inside is the median.")
     else:
@@ -749,8 +759,8 @@ def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
                           placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
                           "contains this (case and accents ignored)")
         elif catalog.has_decisions:
-            st.caption("No author filter: OpenReview names a venue's authors only after its decisions, and this "
-                       "fetch has none.")
+            st.caption("No author filter: these records name no authors (OpenReview keeps a venue's authors "
+                       "hidden until it makes them public, for accepted papers after the decisions).")
         if catalog.has_ratings:
             sorts = [*SORTS, *catalog.sub_scores]
             synced("sort_w", filters.sort)

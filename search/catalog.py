@@ -169,7 +169,8 @@ class Catalog:
 
     def known(self, filters: Filters) -> Filters:
         """The filters as this index can apply them (Filters.known with what the index has)."""
-        return filters.known(self.areas, self.venues, self.decisions, self.sub_scores, self.has_authors)
+        return filters.known(self.areas, self.venues, self.decisions, self.sub_scores, self.has_authors,
+                             self.has_ratings)
 
     def topic_label(self, paper: Paper) -> str:
         t = self.topics.get(paper.topic) if paper.topic is not None else None

@@ -139,6 +139,9 @@ def _filters(engine: Engine, args: argparse.Namespace) -> Filters:
     if filters.sort not in SORTS and filters.sort not in catalog.sub_scores:
         raise UsageError(f"--sort {filters.sort!r}: this index's reviews have no such score; sort by "
                          f"{', '.join([*SORTS, *catalog.sub_scores])}")
+    if filters.min_rating is not None and not catalog.has_ratings:
+        raise UsageError("--min-rating: this index has no review ratings (the seed lists carry none); build one "
+                         "from a venue's fetch (python -m search fetch) to filter by them")
     if filters.authors and not catalog.has_authors:
         raise UsageError("--author: this index has no authors' names (OpenReview hides them until the decisions, "
                          "and the seed lists carry none); search by the paper's words instead")

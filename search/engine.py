@@ -126,8 +126,8 @@ class Result:
         """The undecided matches an accepted-only list leaves out, in words ("" when none)."""
         if not self.undecided:
             return ""
-        shown = len(self.hits)
-        return (f"{self.undecided} of the {shown} best matches among accepted and undecided submissions have no "
+        shown, verb = len(self.hits), "has" if self.undecided == 1 else "have"
+        return (f"{self.undecided} of the {shown} best matches among accepted and undecided submissions {verb} no "
                 "decision yet, and this list of accepted papers leaves them out.")
 
     @property

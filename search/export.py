@@ -60,8 +60,8 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
                 fields.append(("confidence", f"{p.avg_confidence:g}"))
         notes = ["Title derived from the abstract by paper search; the source gives none"] if p.title_derived else []
         if not p.authors:  # a reference manager would otherwise show an empty author as if it were known
-            notes.append("Authors not known to paper search: the record was anonymous when fetched "
-                         "(OpenReview names them after the decisions); see the url")
+            notes.append("Authors not in the record paper search read (OpenReview hides a submission's "
+                         "authors until it makes them public)" + ("; see the url" if p.url else ""))
         if notes:
             fields.append(("note", ". ".join(notes)))
         entries.append(bib.Entry("inproceedings", key, [bib.Field(k, v) for k, v in fields]))

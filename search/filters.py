@@ -97,7 +97,7 @@ class Filters:
                     or decisions_of(self.decisions) is not None)
 
     def known(self, areas: Iterable[str], venues: Iterable[str], decisions: Iterable[str] = (),
-              sub_scores: Iterable[str] = (), has_authors: bool = True) -> Filters:
+              sub_scores: Iterable[str] = (), has_authors: bool = True, has_ratings: bool = True) -> Filters:
         """These filters as an index can apply them: without the areas, venues, decisions, authors and
         sub-scores it lacks (which `unknown` names), and on `default_decisions` of the decisions its
         papers carry where no decision is asked for."""
@@ -111,6 +111,10 @@ class Filters:
             decisions = ()
         elif not decisions:
             decisions = default
+        min_rating = self.min_rating
+        if min_rating is not None and not has_ratings:  # every paper would fail it: "no paper matches" misled
+            unknown.append(f"min_rating={min_rating:g} (this index has no review ratings)")
+            min_rating = None
         authors = self.authors
         if authors and not has_authors:
             unknown += [f"author {a!r} (this index has no authors' names)" for a in authors]
@@ -122,7 +126,7 @@ class Filters:
             sort = "relevance"
         return replace(self, areas=tuple(a for a in self.areas if a in areas),
                        venues=tuple(v for v in self.venues if v in venues), decisions=decisions, sort=sort,
-                       authors=authors,
+                       authors=authors, min_rating=min_rating,
                        min_scores=tuple((n, v) for n, v in self.min_scores if n in sub_scores),
                        unknown=tuple(unknown))
 

@@ -26,9 +26,13 @@ class GroupStats:
     # where the index holds decisions: papers per decision group (accepted, rejected, withdrawn, undecided)
     decisions: dict[str, int] = field(default_factory=dict)
 
+    # papers known to be in the programme (accepted by decision, or an Oral/Poster/Spotlight venue): where
+    # none is, the share of orals is not known, not 0% (an area without decisions; the seed lists)
+    programme: int = 0
+
     @property
-    def oral_share(self) -> float:
-        return self.orals / self.papers if self.papers else 0.0
+    def oral_share(self) -> float | None:
+        return self.orals / self.papers if self.papers and self.programme else None
 
     @property
     def decided(self) -> int:
@@ -47,7 +51,7 @@ class GroupStats:
 
     def to_dict(self, ratings: bool = False) -> dict:
         d = asdict(self)
-        d["oral_share"] = round(self.oral_share, 4)
+        d["oral_share"] = None if self.oral_share is None else round(self.oral_share, 4)
         d["acceptance_rate"] = None if self.acceptance is None else round(self.acceptance, 4)
         d["decided"] = self.decided
         if not ratings:
@@ -67,8 +71,11 @@ def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
         group = decision_group(p.decision)
         if group:
             decisions[group] = decisions.get(group, 0) + 1
+    programme = sum(decision_group(p.decision) == "accepted" or bool({"oral", "poster", "spotlight"}
+                                                                      & set(p.venue.lower().split()))
+                    for p in papers)
     out = GroupStats(name, len(papers), sum(map(is_oral, papers)), len(rated),
-                     best=[p.id for p in rated[:best]], ratings=values, decisions=decisions)
+                     best=[p.id for p in rated[:best]], ratings=values, decisions=decisions, programme=programme)
     if values:
         out.mean, out.median = round(statistics.fmean(values), 3), round(statistics.median(values), 3)
         if len(values) > 1:
@@ -129,7 +136,8 @@ def table(rows: list[GroupStats], title: str) -> str:
         spread_ = f"{r.q1:.2f}-{r.q3:.2f}" if r.q1 is not None else "-"
         mean = f"{r.mean:.2f}" if r.mean is not None else "-"
         median = f"{r.median:.2f}" if r.median is not None else "-"
-        line = (f"{r.name:<{width}}  {r.papers:>6}  {r.oral_share:>5.0%}  {r.rated:>5}  {mean:>5}  "
+        orals = f"{r.oral_share:>5.0%}" if r.oral_share is not None else "    -"
+        line = (f"{r.name:<{width}}  {r.papers:>6}  {orals}  {r.rated:>5}  {mean:>5}  "
                 f"{median:>6}  {spread_:<11}")
         if decided:
             line += f"  {r.acceptance_words()}"

@@ -158,3 +158,14 @@ def test_a_build_run_from_the_command_line_is_said_to_be_running_not_stopped(tmp
         holder.kill()
         holder.wait()
     assert not building(out)
+
+
+def test_no_share_of_orals_where_no_paper_is_known_to_be_in_the_programme(venue_engine):
+    from search.stats import summarise, table
+
+    undecided = [p for p in venue_engine.papers if decision_group(p.decision) == "undecided"]
+    accepted = [p for p in venue_engine.papers if decision_group(p.decision) == "accepted"]
+    assert summarise("undecided", undecided).oral_share is None  # was 0%: nothing is known of its orals
+    assert summarise("accepted", accepted).oral_share is not None
+    assert summarise("undecided", undecided).to_dict()["oral_share"] is None
+    assert "    -" in table([summarise("undecided", undecided)], "area").splitlines()[1]

@@ -63,3 +63,9 @@ def test_values_an_index_lacks_are_dropped_and_named():
     f = Filters(areas=("optimization", "astrology"), venues=("ICLR 2026 Oral",)).known(["optimization"], [])
     assert f.areas == ("optimization",) and f.venues == ()
     assert f.unknown == ("area 'astrology'", "venue 'ICLR 2026 Oral'")
+
+
+def test_a_minimum_rating_on_an_index_without_ratings_is_named_not_applied():
+    f = Filters(min_rating=6).known([], [], has_ratings=False)
+    assert f.min_rating is None and f.unknown == ("min_rating=6 (this index has no review ratings)",)
+    assert Filters(min_rating=6).known([], []).min_rating == 6
