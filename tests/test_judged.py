@@ -1,10 +1,10 @@
-"""The judged-relevance set: its files agree with each other, and the harness scores a ranking as ranx
-does with the grades it has (benchmarks/bench_judged.py)."""
+"""The judged-relevance set: its files agree with each other, and the harness's statistics answer as they
+should (benchmarks/bench_judged.py; ranx, which computes its metrics, is not imported here: its first call
+compiles for 40 s)."""
 import json
 import sys
 
 import numpy as np
-import pytest
 
 from conftest import ROOT
 
@@ -25,16 +25,9 @@ def test_every_question_has_a_shape_and_a_half_and_every_grade_a_question():
         assert q in ids and set(grades.values()) <= {0, 1, 2}
 
 
-def test_scores_follow_the_grades():
-    from ranx import Qrels, Run, evaluate
-
-    qrels = Qrels({"q1": {"a": 2, "b": 1, "c": 0}, "q2": {"d": 2}})
-    perfect = Run({"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"d": 1.0}})
-    worst = Run({"q1": {"c": 3.0, "b": 2.0, "a": 1.0}, "q2": {"x": 1.0}})
-    good = evaluate(qrels, perfect, ["ndcg@10", "precision@10-l2"], return_mean=False)
-    bad = evaluate(qrels, worst, ["ndcg@10", "precision@10-l2"], return_mean=False)
-    assert np.allclose(good["ndcg@10"], 1.0) and (np.asarray(bad["ndcg@10"]) < 1).all()
-    assert np.allclose(good["precision@10-l2"], [0.1, 0.1])  # one clearly relevant paper in each top 10
+def test_intervals_and_the_paired_test_answer_as_they_should():
+    """The harness's own statistics (the metrics are ranx's): an interval holds the mean, a constant lift is
+    significant, a lift that flips sign from question to question is not."""
     lo, hi = bench_judged.bootstrap(np.array([0.2, 0.4, 0.6, 0.8]))
     assert 0.2 <= lo < 0.5 < hi <= 0.8
     assert bench_judged.paired_p(np.zeros(10) + 0.3) < 0.01 and bench_judged.paired_p(np.array([1.0, -1.0] * 5)) > 0.5
