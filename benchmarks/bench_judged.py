@@ -47,19 +47,23 @@ def judgments() -> dict[str, dict[str, int]]:
 
 # ---------------------------------------------------------------- the arms
 
+def hybrid_with_vector(engine, shown, q: str, vec: np.ndarray, cut: bool) -> list[str]:
+    """The hybrid's top K for `q`, its query vector replaced by `vec` (an arm that moves the vector)."""
+    english = engine.queries.english
+    engine.queries.english = lambda text: (vec, cut)
+    try:
+        return [h.paper.id for h in engine.search(q, K, "hybrid", shown, evidence=False).hits]
+    finally:
+        engine.queries.english = english
+
+
 def adapted(engine, shown, w: np.ndarray) -> Callable[[str], list[str]]:
     """The hybrid with the query's vector mapped by a query-side adapter (experiments/bench_adapter.py)."""
     from search.rankers import unit
 
     def run(q: str) -> list[str]:
         vec, cut = engine.queries.english(q)
-        moved = unit(vec.ravel() @ w.T)[None, :]
-        english = engine.queries.english
-        engine.queries.english = lambda text: (moved, cut)
-        try:
-            return [h.paper.id for h in engine.search(q, K, "hybrid", shown, evidence=False).hits]
-        finally:
-            engine.queries.english = english
+        return hybrid_with_vector(engine, shown, q, unit(vec.ravel() @ w.T)[None, :], cut)
     return run
 
 
@@ -102,12 +106,7 @@ def feedback(engine, shown, top: int = 3, beta: float = 0.5) -> Callable[[str], 
             return []
         rows = engine.catalog.rows([h.paper.id for h in first])
         moved = unit(vec.ravel() + beta * engine.rankers.vectors[rows].astype(np.float32).mean(axis=0))[None, :]
-        english = engine.queries.english
-        engine.queries.english = lambda text: (moved, cut)
-        try:
-            return [h.paper.id for h in engine.search(q, K, "hybrid", shown, evidence=False).hits]
-        finally:
-            engine.queries.english = english
+        return hybrid_with_vector(engine, shown, q, moved, cut)
     return run
 
 
