@@ -5,7 +5,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.build import BuildOptions, build_index
+from search.background import status_file
+from search.build import BuildOptions, build_index, stage_costs
+from search.corpus import carries_reviews
 from search.guard import run_guarded
 from search.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 from search.progress import ProgressLog
@@ -59,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
                            device=args.device, skip_bad=args.skip_bad_lines, multilingual=args.multilingual,
                            index_spec=args.index_type, processes=args.processes, backend=args.backend,
                            review_search=args.review_search, summaries=args.summaries)
-    report = build_index(args.inputs, args.out, options, progress=ProgressLog())
+    # the status file beside the index: the page and `python -m search query` read the time left from it
+    progress = ProgressLog(status_file=status_file(args.out),
+                           costs=stage_costs(options, carries_reviews(args.inputs)))
+    report = build_index(args.inputs, args.out, options, progress=progress)
+    progress.update(state="done")
     for line in report.notes:
         print(f"note: {line}", file=sys.stderr)
     for line in report.skipped:

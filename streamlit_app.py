@@ -21,7 +21,7 @@ from search.export import FORMATS, export
 from search.fetch import DEFAULT_VENUE, default_out
 from search.openreview_api import default_api
 from search.index import IndexLoadError, building as building_elsewhere, resolve
-from search.progress import read_status, status_text, still_coming
+from search.progress import meaning_note, read_status, status_text, still_coming, with_meaning_note
 from search.lexical import marker
 from search.display import plain_markdown
 from search.text import strip_control
@@ -88,6 +88,9 @@ def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = 
         st.info("No index yet: building one from the 66 seed abstracts (about a minute on two cores); "
                 "the page opens as soon as it is ready." + (" The whole conference follows in the background."
                                                             if DATA else ""))
+    elif "abstracts" in pending:  # the words stage: everything but meaning
+        st.info(f"Searchable now by words: {count:,} papers, with every filter, sort, statistic and review. "
+                f"Still coming: {still_coming(list(pending), status)}. The page adds each as it lands.")
     elif pending:  # an earlier stage of the build running now
         st.info(f"Searchable now by meaning and words: {count:,} papers. Still coming: "
                 f"{still_coming(list(pending), status)}. The page adds each as it lands.")
@@ -146,12 +149,20 @@ def engine_or_stop() -> Engine:
         build_panel(str(engine.data.path), len(engine.papers), tuple(engine.manifest.pending))
     elif engine.manifest.pending and building_elsewhere(INDEX_DIR):
         st.caption(f"Another process (`python index_build.py`) is building this index. Still coming: "
-                   f"{still_coming(engine.manifest.pending)}; everything else works, and your next search "
+                   f"{still_coming(engine.manifest.pending, build_status())}; everything else works, and your next search "
                    "takes each part as it lands.")
     elif engine.manifest.pending:
         st.caption(f"This index's build stopped before {still_coming(engine.manifest.pending)}; everything else "
                    "works. `python index_build.py` (or restarting the page) finishes it from the cache.")
     return engine
+
+
+def build_status() -> dict | None:
+    """The running build's status (the page's job or `index_build.py`), None when none runs: a stopped
+    build's time left would be a promise nobody keeps."""
+    if background.busy(INDEX_DIR) or building_elsewhere(INDEX_DIR):
+        return read_status(background.status_file(INDEX_DIR))
+    return None
 
 
 # ---------------------------------------------------------------- URL state
@@ -278,8 +289,9 @@ def search_box(engine: Engine, query: str) -> None:
 
 
 def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note: str = "") -> None:
-    if result.message:
-        (st.warning if result.truncated else st.info)(result.message)
+    message = with_meaning_note(result, build_status())
+    if message:
+        (st.warning if result.truncated else st.info)(message)
     order = result.order[:1].upper() + result.order[1:]
     note = " · ".join(x for x in (order, note) if x)
     if result.hits and note:
@@ -293,6 +305,10 @@ def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str]
     from search.fared import figure
 
     if not engine.catalog.has_decisions:
+        return
+    if not engine.has_vector(pid or None):
+        st.caption("How submissions like this fared comes once the abstracts are embedded (it compares "
+                   f"meanings). {meaning_note(build_status())}")
         return
     # computed only once opened (the expander reruns the page then): a query pays nothing for it
     with st.expander(f"How submissions like this fared (the {FARED_K} nearest, every decision)",
@@ -408,8 +424,9 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     except UnknownPaper as e:
         st.error(str(e))
         return
-    if result.message:
-        st.info(result.message)
+    message = with_meaning_note(result, build_status())
+    if message:
+        st.info(message)
     if result.order:
         st.caption(result.order[:1].upper() + result.order[1:])
     show_cards([similar_card(engine, paper, h, listed, result.score_name) for h in result.hits], "p", listed)
@@ -507,7 +524,10 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colo
 
 def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
     if engine.catalog.map_xy is None:
-        if "topics and map" in engine.manifest.pending:
+        if "abstracts" in engine.manifest.pending:
+            st.info("The map places papers by meaning: it comes once the abstracts are embedded. Still coming: "
+                    f"{still_coming(engine.manifest.pending, build_status())}.")
+        elif "topics and map" in engine.manifest.pending:
             st.info("The map is still being built (about a minute at 20,000 papers); the page shows it as soon "
                     "as it lands.")
         else:
@@ -517,7 +537,7 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
     mode = DEFAULT_MODE if mode == "reviews" else mode  # the map places papers by their abstracts
     result = engine.search(query, k, mode, filters, evidence=False) if query.strip() else None
     if result is not None and result.message:
-        (st.warning if result.truncated else st.info)(result.message)
+        (st.warning if result.truncated else st.info)(with_meaning_note(result, build_status()))
     hits = result.hits if result is not None else []
     colours = ("area", "topic", "decision") if engine.catalog.has_decisions else ("area", "topic")
     colour = st.query_params.get("color") if st.query_params.get("color") in colours else "area"

@@ -1,8 +1,10 @@
 """The offline build: read the corpus, embed it (through the cache), write and publish the index, in stages.
 
-`build_index` runs a short list of stages over one `Build`. The papers with their abstract vectors and BM25
-are published first, so the index answers while the rest is built; each later stage (STAGES) is published
-as it lands, the folder of the one before hard-linked into it. Each part of the folder is written by its
+`build_index` runs a short list of stages over one `Build`. When many abstracts are not in the embedding
+cache, the papers with their metadata, reviews and BM25 are published first (the words stage: the whole venue
+answers by words within a minute, any cached vectors by meaning); then the papers with their abstract vectors,
+so the index answers by meaning while the rest is built; each later stage (STAGES) is published as it lands,
+the folder of the one before hard-linked into it. Each part of the folder is written by its
 owner (manifest.py lists them), and the manifest gathers their entries."""
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from . import packed
 from . import query_encoder as qe
 from .corpus import Paper, input_files, load_corpus
 from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
-                    cpu_description, encode_cached, known_model_facts, load_model, model_dimension, model_fingerprint,
+                    cpu_description, encode_cached, from_cache, known_model_facts, load_model, model_dimension, model_fingerprint,
                     remember_model_facts, start_pool, vectors_fingerprint)
 from .manifest import Manifest, ModelEntry, vectors_entry
 from . import multilingual as ml
@@ -55,6 +57,10 @@ class BuildOptions:
     # when a conference follows, whose build does the rest for both (the seeds' sentences and multilingual
     # space, 10 s, would delay the conference's first answer by as much)
     first_stage_only: bool = False
+    # Abstracts missing from the cache at which the papers are published by words before they are embedded:
+    # 200 abstracts embed in about 5 s on two cores (benchmarks/results/first_run_venue.md: 19,642 in 436 s),
+    # about what a publish costs, so fewer are embedded before the first publish.
+    words_first: int = 200
 
 
 @dataclass
@@ -113,6 +119,7 @@ class Build:
     corpus_fingerprint: str = ""        # index.corpus_fingerprint of the papers read
     sentence_groups: list[list[str]] = field(default_factory=list)
     vectors: np.ndarray | None = None
+    unembedded: np.ndarray | None = None  # rows whose abstract the cache lacks, before the abstracts' stage
     sentence_vectors: np.ndarray | None = None
     summary_groups: list[list[str]] = field(default_factory=list)  # each paper's reviewers' summaries
     summary_vectors: np.ndarray | None = None
@@ -196,10 +203,17 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
     with ix.build_lock(out):
         b = Build(inputs, out, options, progress, model, started=t0, previous=_published(out))
         for name, stage in (("read", _read), ("model", _load_model), ("export", _export), ("encoders", _encoders),
-                            ("abstracts", _embed_abstracts)):
+                            ("words", _cached_abstracts)):
             with b.timed(name):
                 stage(b)
+        b.done.append("words")
+        if options.staged and len(b.unembedded) >= options.words_first:
+            b.pending = ["abstracts", *([] if options.first_stage_only else [s for s in STAGES if _wanted(b, s)])]
+            _publish(b)
+        with b.timed("abstracts"):
+            _embed_abstracts(b)
         b.done.append("abstracts")
+        b.pending = []
         # stages with nothing to compute (cached vectors, reusable topics) first: the first publish then
         # holds all they give, and comes just before the first stage that takes time
         work = {name: _has_work(b, name) for name in STAGES if _wanted(b, name)}
@@ -291,6 +305,12 @@ def _embed(b: Build, stage: str, encoder: Encoder, texts: list[str], key: str, c
     b.embedding["seconds"][stage] = round(time.perf_counter() - t, 3)
     b.embedding["embedded"][stage] = embedded
     return vectors, embedded
+
+
+def _cached_abstracts(b: Build) -> None:
+    """The abstracts' vectors the cache holds (zeros for the rest): what the words stage publishes."""
+    b.vectors, b.unembedded = from_cache(b.cache(b.vectors_key), [p.text for p in b.papers],
+                                         b.facts.dimension)
 
 
 def _embed_abstracts(b: Build) -> None:
@@ -396,18 +416,30 @@ def _has_work(b: Build, stage: str) -> bool:
 
 # ---------------------------------------------------------------- writing and publishing
 
-def _write_abstracts(b: Build, build_dir: Path) -> None:
+def _write_words(b: Build, build_dir: Path) -> None:
+    """The papers' reviews, BM25 and the query encoder; before the abstracts' stage, the cached vectors too."""
     o = b.options
     b.entries["reviews"] = reviews.write(build_dir, b.papers, b.reviews_key())
-    if _link_part(b, build_dir, "abstracts"):
+    if _link_part(b, build_dir, "abstracts"):  # the previous build's vectors, BM25 and export, whole
         previous = b.reuse["abstracts"][1]
         b.entries.update(index=previous.index, lexical=previous.lexical, query_encoder=previous.query_encoder)
         return
-    with b.timed("faiss"):
-        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, o.index_spec))
     b.entries["lexical"] = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR)
     b.entries["query_encoder"] = (qe.write_encoder(build_dir, b.onnx_file)
                                   if b.onnx_file and o.query_encoder else None)
+    if "abstracts" not in b.done:
+        # exact search over the cached vectors: an approximate index trained on rows of zeros would be skewed
+        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, ix.EXACT))
+        ix.write_unembedded(build_dir / ix.UNEMBEDDED, b.unembedded)
+        b.entries["unembedded"] = len(b.unembedded)
+
+
+def _write_abstracts(b: Build, build_dir: Path) -> None:
+    if reusable(b, "abstracts"):  # linked with the words stage's files
+        return
+    with b.timed("faiss"):
+        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, b.options.index_spec))
+    b.entries["unembedded"] = 0
 
 
 def _write_explore(b: Build, build_dir: Path) -> None:
@@ -489,16 +521,18 @@ def _link(src: Path, dest: Path) -> None:
         shutil.copy2(src, dest)
 
 
-WRITERS = {"abstracts": _write_abstracts, "topics and map": _write_explore, "review search": _write_review_search,
+WRITERS = {"words": _write_words, "abstracts": _write_abstracts, "topics and map": _write_explore,
+           "review search": _write_review_search,
            "sentences": _write_sentences, "multilingual": _write_multilingual, "summaries": _write_summaries}
 
 
-def _link_previous_stage(b: Build, build_dir: Path) -> dict:
+def _link_previous_stage(b: Build, build_dir: Path, rewritten: set[str]) -> dict:
     """The files the last published stage wrote (all but the papers, rewritten each time: topics set
-    theirs), hard-linked: no byte copied, and their checksums carried over."""
+    theirs, and `rewritten`), hard-linked: no byte copied, and their checksums carried over. A file
+    written again must not be a link: writing it would change the published build's file."""
     known = {}
     for name, meta in b.last_files.items():
-        if name == ix.PAPERS:
+        if name == ix.PAPERS or name in rewritten:
             continue
         _link(b.last / name, build_dir / name)
         known[name] = meta
@@ -511,10 +545,12 @@ def _publish(b: Build) -> Path:
     t = time.perf_counter()
     _announce(b.progress, "writing the index")
     build_dir = ix.new_build_dir(b.out)
-    known = _link_previous_stage(b, build_dir) if b.last else {}
+    written = set(b.published_at)
+    # the words stage's vectors (cached ones, zeros for the rest) give way to the abstracts' own
+    rewritten = {ix.VECTORS, ix.UNEMBEDDED} if "abstracts" in b.done and "abstracts" not in written else set()
+    known = _link_previous_stage(b, build_dir, rewritten) if b.last else {}
     b.linked = {}
     ix.write_papers(build_dir / ix.PAPERS, b.papers)
-    written = set(b.published_at)
     for stage in b.done:
         if stage not in written:
             WRITERS[stage](b, build_dir)
@@ -525,7 +561,7 @@ def _publish(b: Build) -> Path:
         count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
         index=e["index"], lexical=e["lexical"], sentences=e.get("sentences", 0), explore=e.get("explore"),
         query_encoder=e.get("query_encoder"), multilingual=e.get("multilingual"), reviews=e.get("reviews"),
-        summaries=e.get("summaries", 0),
+        summaries=e.get("summaries", 0), unembedded=e.get("unembedded", 0),
         embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
         skipped_lines=len(b.skipped), built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         library_versions=ix.library_versions(), pending=list(b.pending),

@@ -78,8 +78,23 @@ def _table(header: str, result: Result) -> str:
     return "\n".join(out)
 
 
-def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
+def _coming(index: Path) -> dict | None:
+    """The build's status file while a build of this index runs (the page's or index_build.py's), else None:
+    a stopped build's estimate would be a promise nobody keeps."""
+    from .background import status_file
+    from .index import building
+    from .progress import read_status
+
+    return read_status(status_file(index)) if building(index) else None
+
+
+def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool, status: dict | None = None) -> None:
+    """Each result as a table or a JSON line; a list ranked by words (the abstracts not all embedded yet)
+    says when ranking by meaning comes, from the running build's status."""
+    from .progress import meaning_eta, with_meaning_note
+
     for key, value, result in results:
+        result = replace(result, message=with_meaning_note(result, status))
         if as_json:
             obj = {key: value, "score": result.score_name, "hits": [h.to_dict() for h in result.hits]}
             if result.space == "multilingual":
@@ -90,6 +105,11 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool) -> None:
                 obj["sort"], obj["matched"] = result.sort, result.matched
             if result.undecided:
                 obj["undecided_left_out"] = result.undecided
+            if result.by_words or result.waiting or result.unembedded:
+                obj["ranked_by"] = "words" if result.by_words else "meaning and words"
+                obj["not_embedded"] = result.unembedded
+                eta = meaning_eta(status)
+                obj["meaning_in_seconds"] = None if eta is None else round(eta)
             print(json.dumps(obj, ensure_ascii=False), flush=True)
         else:
             print(_table(f"{key}: {value}", result) + "\n", flush=True)
@@ -106,7 +126,8 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
     if args.mode == "reviews":
         _emit((("query", q, engine.search_reviews(q, args.k, filters)) for q in queries), args.json)
     else:
-        _emit((("query", q, engine.search(q, args.k, args.mode, filters)) for q in queries), args.json)
+        _emit((("query", q, engine.search(q, args.k, args.mode, filters)) for q in queries), args.json,
+              _coming(args.index or default_index()))
     return 0
 
 
@@ -159,7 +180,8 @@ def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
     filters = _filters(engine, args)
     for ids in requests:
         try:
-            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, filters))], args.json)
+            _emit([("paper", " ".join(ids), engine.similar(ids, args.k, filters))], args.json,
+                  _coming(args.index or default_index()))
         except UnknownPaper as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
@@ -271,6 +293,13 @@ def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
         raise UsageError("give one of: QUERY, --paper ID or --file ABSTRACT.txt")
     if args.k < 1:
         raise UsageError("-k must be at least 1")
+    if not engine.has_vector(args.paper or None):
+        from .progress import meaning_note
+
+        said = ("How similar submissions fared needs the abstracts' vectors, which the build is embedding now. "
+                + meaning_note(_coming(args.index or default_index()))).strip()
+        print(json.dumps({"waiting": True, "message": said}) if args.json else said)
+        return 0
     fared = engine.fared(query=query, pid=args.paper or "", texts=texts, k=args.k)
     if args.json:
         print(json.dumps(fared.to_dict(), ensure_ascii=False))

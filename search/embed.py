@@ -265,6 +265,21 @@ class EmbeddingCache:
 SAVE_EVERY = 20.0  # seconds of embedding between cache shards
 
 
+def from_cache(cache: EmbeddingCache, texts: list[str], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's cached vector, zeros where the cache has none, and the rows that have none."""
+    from .text import text_hash
+
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    missing = []
+    for i, t in enumerate(texts):
+        v = cache.get(text_hash(t))
+        if v is None:
+            missing.append(i)
+        else:
+            out[i] = v
+    return out, np.array(missing, dtype=np.int64)
+
+
 def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch_size: int = 32,
                   progress: Progress | None = None, desc: str = "embedding",
                   pool: dict | None = None, chunk: int | None = None) -> tuple[np.ndarray, int]:

@@ -69,6 +69,14 @@ MATCH_FLOOR, COSINE_FLOOR = 0.70, 0.60
 SHORT_ACROSS = 16
 ACROSS_TIP = ("Short queries in another language match less well: name the technique, or say in a sentence "
               "what the paper does (or ask in English).")
+# The words stage's index (build.py): no abstract embedded yet, or a re-fetch's new papers not yet. The page and
+# the CLI add the time left (progress.meaning_note).
+BY_WORDS = "Ranked by words for now: the abstracts are still being embedded, and ranking by meaning follows."
+NEW_BY_WORDS = ("{n:,} of the papers searched are not embedded yet; until they are, they are found by their words "
+                "only.")
+NEW_LEFT_OUT = ("{n:,} of the papers searched are not embedded yet, and ranking by meaning alone leaves them out "
+                "until they are; the hybrid mode finds them by their words.")
+WAITING = "{what} come once {whose} embedded; the build is embedding the abstracts now."
 SORT_WORDS = {"rating": "best rated first", "oral": "orals first, then best rated",
               "controversy": "most controversial first (spread of the ratings)", "reviews": "most reviewed first"}
 NO_RATINGS = "This index has no review ratings (the seed lists carry none), so the list is by relevance."
@@ -120,6 +128,11 @@ class Result:
     matched: int = 0          # under a sort: the papers above the relevance floor, of which hits are the first
     undecided: int = 0        # of the best matches among accepted and undecided papers, how many the accepted-only
     #                           list left out for having no decision yet (Engine.search counts them)
+    # The build's words stage (no abstract embedded yet, or a re-fetch's new papers not yet): progress.meaning_note
+    # words these with the time left, for the page and the CLI alike.
+    by_words: bool = False    # meaning was asked for, but no paper has its vector yet: ranked by BM25 alone
+    waiting: bool = False     # the answer needs vectors not embedded yet (similar papers, papers like texts)
+    unembedded: int = 0       # papers the filters allow that have no vector yet: found by their words only
 
     @property
     def left_out(self) -> str:
@@ -207,7 +220,7 @@ class Engine:
             raise IndexLoadError(f"{data.path}: its reviews cannot be read ({e}); {REBUILD}") from None
         self.rankers = Rankers(data.vectors, m.index.exact,
                                lexical.Lexical(data.path, len(self.papers)), evidence, multilingual,
-                               self.catalog.derived, _summaries(data))
+                               self.catalog.derived, _summaries(data), data.unembedded)
         self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
         self._fates: dict = {}
 
@@ -227,6 +240,34 @@ class Engine:
     def multilingual(self):
         return self.rankers.multilingual
 
+    def has_vector(self, pid: str | None = None) -> bool:
+        """Whether a paper (or, without one, enough papers to rank by meaning) is embedded yet: what
+        similar papers and the fared panel need."""
+        embedded = self.rankers.embedded
+        if embedded is None:
+            return True
+        if pid is None:
+            return not self._by_words(None)
+        row = self.catalog.row(pid)
+        if row is None:
+            raise UnknownPaper([pid])
+        return bool(embedded[row])
+
+    def _by_words(self, mask: np.ndarray | None) -> bool:
+        """Whether fewer than half the papers the filters allow have their vector: a ranking by meaning over
+        so few would lift them above the rest (the seeds' 66 vectors beside 19,630 papers still to embed)."""
+        embedded = self.rankers.embedded
+        if embedded is None:
+            return False
+        allowed = embedded if mask is None else embedded[mask]
+        return 2 * int(allowed.sum()) < len(allowed)
+
+    def _unembedded(self, mask: np.ndarray | None) -> int:
+        embedded = self.rankers.embedded
+        if embedded is None:
+            return 0
+        return int((~embedded).sum() if mask is None else (mask & ~embedded).sum())
+
     def encode_query(self, query: str) -> tuple[np.ndarray, bool]:
         """The query vector and whether the model had to cut the query."""
         return self.queries.english(query)
@@ -240,7 +281,7 @@ class Engine:
         """Rows in order as hits: each with the score the list is ranked by (the cosine where `scores` is
         None) and, given `evidence(row)`, the sentences that matched."""
         return [Hit(self.papers[r], c if scores is None else scores[r], i + 1,
-                    evidence(r) if evidence else [], float(c))
+                    evidence(r) if evidence else [], None if c is None else float(c))
                 for i, (r, c) in enumerate(zip(rows, cosines))]
 
     # ------------------------------------------------------------ queries
@@ -279,8 +320,12 @@ class Engine:
         kind = ranking.query_kind(query[:MAX_QUERY_CHARS])
         query = ranking.as_asked(query, kind)
         text = query[:MAX_QUERY_CHARS]
+        asked, by_words = mode, mode != "keyword" and self._by_words(mask)
+        mode = "keyword" if by_words else mode
         ml = None
-        if language != "en" and rk.multilingual:  # MiniLM knows English only: rank across languages
+        if by_words:  # the words stage: no vector to compare the query with
+            vec, truncated, sentences = None, False, None
+        elif language != "en" and rk.multilingual:  # MiniLM knows English only: rank across languages
             vec, truncated = self.queries.across_languages(text), False
             ml, sentences = rk.multilingual_candidates(vec), rk.ml_evidence
             ml_scores = ml.dense(self.weights)
@@ -315,32 +360,44 @@ class Engine:
         score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
         if score_name == "match":  # the floor is measured on the blend, before the summaries' view
             floor_scores, floor = lambda r: [blended[i] for i in r], MATCH_FLOOR
+        elif vec is None:  # no floor was measured on BM25 alone: a sorted list keeps every paper sharing a word
+            floor_scores, floor = lambda r: [blended[i] for i in r], 0.0
         else:
             floor_scores, floor = (lambda r: rk.cosines(r, vec) if ml is None else ml_scores[r]), COSINE_FLOOR
         rows, kept = self._order(rows[:n].tolist(), floor_scores, sort, k, floor)
-        cosines = rk.cosines(rows, vec) if ml is None else ml_scores[rows]
+        cosines = [None] * len(rows) if vec is None else rk.cosines(rows, vec) if ml is None else ml_scores[rows]
+        if rk.embedded is not None:  # a paper without its vector has no cosine to show
+            cosines = [c if rk.embedded[r] else None for r, c in zip(rows, cosines)]
         explain = (lambda r: sentences.best(r, vec)) if evidence and sentences is not None else None
         hits = self._hits(rows, score_of, cosines, explain)
         if explain and rescored and self.reviews:
             for h, row in zip(hits, rows):
-                h.passage = self._summary_said(row, vec, h.cosine, terms)
+                if h.cosine is not None:
+                    h.passage = self._summary_said(row, vec, h.cosine, terms)
         messages = [unsorted]
         if truncated:
             messages.append(f"Your text is longer than the model's window of {self.max_tokens} tokens; "
                             "only its beginning was searched.")
         elif not hits:
-            messages.append("No paper contains these words. Try the semantic or hybrid mode.")
-        if hits and mode != "keyword":
+            messages.append("No paper contains these words." if by_words else
+                            "No paper contains these words. Try the semantic or hybrid mode.")
+        if any(h.cosine is not None for h in hits) and mode != "keyword":
             matched = bool(lex_scores.max() > 0)
             # across languages BM25 rarely has a word to share: the cosine alone decides there
-            messages.append(nothing_close(max(h.cosine for h in hits), matched or ml is not None,
-                                          kind == "name" and matched))
+            best = max(h.cosine for h in hits if h.cosine is not None)
+            messages.append(nothing_close(best, matched or ml is not None, kind == "name" and matched))
         if ml is not None and len(query.strip()) < SHORT_ACROSS:
             messages.append(ACROSS_TIP)
         if notice:  # a Latin-script language may be misread English: searched in English, and said so
             messages += [notice, "It was searched as English."]
-        return Result(hits, " ".join(m for m in messages if m), truncated, mode, terms, language,
-                      "english" if ml is None else "multilingual", score_name, kind, sort, kept)
+        unembedded = 0 if mode == "keyword" else self._unembedded(mask)
+        if by_words:
+            messages.insert(0, BY_WORDS)
+        elif unembedded:
+            messages.append((NEW_LEFT_OUT if mode == "semantic" else NEW_BY_WORDS).format(n=unembedded))
+        return Result(hits, " ".join(m for m in messages if m), truncated, asked, terms, language,
+                      "english" if ml is None else "multilingual", score_name, kind, sort, kept,
+                      by_words=by_words, unembedded=unembedded)
 
     def _setup(self, filters: Filters, k: int, mode: str, exclude: list[int] = ()):
         """What every list starts from: (sort, its notice, mask, k, candidates to take), or the Result
@@ -394,6 +451,11 @@ class Engine:
             return setup
         sort, unsorted, mask, k, n = setup
         rk = self.rankers
+        if rk.embedded is not None:  # the words stage: a paper without its vector has no neighbours yet
+            rows = [r for r in rows if rk.embedded[r]]
+            if not rows:
+                whose = "this paper's abstract is" if len(ids) == 1 else "these papers' abstracts are"
+                return Result(message=WAITING.format(what="Similar papers", whose=whose), mode=mode, waiting=True)
         vec = unit(rk.vectors[rows].mean(axis=0, keepdims=True))
         if mode == "svm":
             svm = np.where(mask, rk.svm_scores(rows), -np.inf)
@@ -422,6 +484,9 @@ class Engine:
             return setup
         sort, unsorted, mask, k, n = setup
         rk = self.rankers
+        if self._by_words(mask):
+            return Result(message=WAITING.format(what="Papers like these texts", whose="the abstracts are"),
+                          mode="svm", waiting=True)
         extra = self.model.encode(texts)
         scores = rk.svm_scores([], extra)
         found = top_rows(scores if mask is None else np.where(mask, scores, -np.inf), n).tolist()
@@ -429,7 +494,8 @@ class Engine:
         found, matched = self._order(found, lambda r: rk.cosines(r, centre), sort, k)
         hits = self._hits(found, {r: float(scores[r]) for r in found}, rk.cosines(found, centre).tolist())
         # each text's own closest paper: a list of far texts is far even when their centre happens not to be
-        best = (rk.vectors @ extra.T).max(axis=0) if len(self.papers) else np.zeros(len(texts))
+        with_vectors = rk.vectors if rk.embedded is None else rk.vectors[rk.embedded]
+        best = (with_vectors @ extra.T).max(axis=0) if len(with_vectors) else np.zeros(len(texts))
         message = " ".join(m for m in (unsorted, nothing_close_upload(texts, best)) if m)
         return Result(hits, message, mode="svm", score_name="SVM", sort=sort, matched=matched)
 
@@ -470,7 +536,10 @@ class Engine:
     def fared(self, query: str = "", pid: str = "", texts: list[str] = (), k: int = 50) -> Fared:
         """How the k submissions nearest to a query, a paper (never itself) or some texts fared: their
         decisions and ratings, beside the whole venue's and the primary area's. It describes; it does
-        not predict (benchmarks/results/fared.md: how little the neighbours' share tells)."""
+        not predict (benchmarks/results/fared.md: how little the neighbours' share tells). Before the paper
+        (or, for a query, any paper) is embedded, ValueError: ask `has_vector` first."""
+        if not self.has_vector(pid or None):
+            raise ValueError("how similar submissions fared needs the abstracts' vectors, still being embedded")
         exclude: list[int] = []
         area = ""
         if pid:

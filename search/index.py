@@ -25,6 +25,7 @@ from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
 
 PAPERS = "papers.jsonl"
 VECTORS = "vectors.faiss"
+UNEMBEDDED = "unembedded.json"   # rows whose abstract is not embedded yet (a zero vector in VECTORS)
 REBUILD = "run `python index_build.py` to rebuild it"
 
 AUTO = "auto"
@@ -56,6 +57,7 @@ class IndexData:
     manifest: Manifest
     papers: list[Paper]
     vectors: object           # faiss.Index
+    unembedded: np.ndarray | None = None  # rows without a vector yet (UNEMBEDDED); None when every row has one
 
 
 def versions_dir(out: Path) -> Path:
@@ -97,6 +99,10 @@ def write_papers(path: Path, papers: list[Paper]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for p in papers:
             f.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+
+
+def write_unembedded(path: Path, rows: np.ndarray) -> None:
+    path.write_text(json.dumps([int(r) for r in rows]) + "\n", encoding="utf-8")
 
 
 def choose_index(n: int, spec: str = AUTO) -> tuple[str, str]:
@@ -311,11 +317,17 @@ def load_index(out: Path) -> IndexData:
         papers = [Paper.from_dict(json.loads(line))
                   for line in (path / PAPERS).read_text(encoding="utf-8").splitlines() if line]
         vectors = faiss.read_index(str(path / VECTORS))
+        unembedded = (np.array(json.loads((path / UNEMBEDDED).read_text(encoding="utf-8")), dtype=np.int64)
+                      if manifest.unembedded else None)
     except Exception as e:  # checksums passed, so this is a manifest that lies about its files
         raise IndexLoadError(f"{path} cannot be read ({e.__class__.__name__}); {REBUILD}") from None
     if not (len(papers) == vectors.ntotal == manifest.count):
         raise IndexLoadError(f"{path}: {len(papers)} records, {vectors.ntotal} vectors, manifest says "
                              f"{manifest.count}; {REBUILD}")
+    if unembedded is not None and (len(unembedded) != manifest.unembedded or len(unembedded) and (
+            unembedded.min() < 0 or unembedded.max() >= len(papers))):
+        raise IndexLoadError(f"{path / UNEMBEDDED} does not list the manifest's {manifest.unembedded} rows "
+                             f"without a vector; {REBUILD}")
     if manifest.index.search_params:
         try:
             apply_params(vectors, manifest.index.search_params)
@@ -324,4 +336,4 @@ def load_index(out: Path) -> IndexData:
     if vectors.d != manifest.dimension:
         raise IndexLoadError(f"{path}: vectors have dimension {vectors.d}, manifest says "
                              f"{manifest.dimension}; {REBUILD}")
-    return IndexData(path=path, manifest=manifest, papers=papers, vectors=vectors)
+    return IndexData(path=path, manifest=manifest, papers=papers, vectors=vectors, unembedded=unembedded)

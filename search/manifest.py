@@ -89,6 +89,9 @@ class Manifest:
     multilingual: MultilingualEntry | None = None
     reviews: ReviewsEntry | None = None
     summaries: int = 0        # reviewers' summaries embedded as a view of their papers (0: none)
+    # papers whose abstract is not embedded yet (index.UNEMBEDDED lists their rows): the words stage's index,
+    # published before the abstracts' vectors, holds a zero vector for each and finds them by words only
+    unembedded: int = 0
     embedding: dict = field(default_factory=dict)  # backend, CPU, batch size, seconds (for reading, not loading)
     inputs: list[str] = field(default_factory=list)
     inputs_digest: str = ""   # build.inputs_digest: the input files' bytes
@@ -134,6 +137,7 @@ class Manifest:
             multilingual=_optional(MultilingualEntry, d, "multilingual"),
             reviews=_optional(ReviewsEntry, d, "reviews"),
             summaries=_entry(d, "summaries", int) if "summaries" in d else 0,
+            unembedded=_entry(d, "unembedded", int) if "unembedded" in d else 0,
             embedding=d.get("embedding") or {}, inputs=d.get("inputs") or [],
             inputs_digest=d.get("inputs_digest") or "", skipped_lines=d.get("skipped_lines") or 0,
             built_at=d.get("built_at") or "", library_versions=d.get("library_versions") or {},

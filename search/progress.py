@@ -60,10 +60,10 @@ def status_text(status: dict) -> tuple[float, str]:
 
 
 # What each later stage of a build (build.STAGES) brings, in a user's words, and the progress stages it reports
-STAGE_WORDS = {"topics and map": "topics and the map", "review search": "search within reviews",
+STAGE_WORDS = {"abstracts": "search by meaning", "topics and map": "topics and the map", "review search": "search within reviews",
                "sentences": "why-this-result sentences", "multilingual": "queries in other languages",
                "summaries": "ranking by the reviewers' summaries"}
-_REPORTED = {"topics and map": ("topics", "map"), "review search": ("review search",), "sentences": ("sentences",),
+_REPORTED = {"abstracts": ("abstracts",), "topics and map": ("topics", "map"), "review search": ("review search",), "sentences": ("sentences",),
              "multilingual": ("multilingual abstracts", "multilingual sentences", "multilingual titles"),
              "summaries": ("summaries",)}
 
@@ -89,6 +89,33 @@ def still_coming(pending: list[str], status: dict | None = None) -> str:
             said.append(f"in about {duration(last)}")
         parts.append(words + (f" ({', '.join(said)})" if said else ""))
     return ", ".join(parts)
+
+
+def meaning_eta(status: dict | None) -> float | None:
+    """Seconds until the abstracts are embedded, by the build's status file (None when it cannot tell)."""
+    status = status or {}
+    until = (status.get("eta_stages") or {}).get("abstracts")
+    if until is None and status.get("stage") == "abstracts":
+        until = status.get("eta")  # its own pace, before the whole job's can be judged: texts go longest first,
+    return until                   # so it starts slow and errs long
+
+
+def meaning_note(status: dict | None) -> str:
+    """When ranking by meaning comes, for a list ranked by words meanwhile."""
+    eta = meaning_eta(status)
+    status = status or {}
+    if eta is not None:
+        return f"By meaning in about {duration(eta)}."
+    if status.get("stage") == "abstracts" and (status.get("total") or 0) > 1:
+        return f"The abstracts are {100 * (status.get('done') or 0) / status['total']:.0f}% embedded."
+    return ""
+
+
+def with_meaning_note(result, status: dict | None) -> str:
+    """An engine.Result's message, with when ranking by meaning comes where the list waits for it."""
+    if not (result.by_words or result.waiting or result.unembedded):
+        return result.message
+    return " ".join(m for m in (result.message, meaning_note(status)) if m)
 
 
 class ProgressLog:

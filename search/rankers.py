@@ -65,8 +65,15 @@ class Rankers:
     """Every signal a paper can be ranked by, over one index's papers (rows)."""
 
     def __init__(self, index, exact: bool, bm25: lexical.Lexical, evidence: Evidence | None,
-                 multilingual: MultilingualSpace | None, derived: np.ndarray, summaries: Summaries | None = None):
+                 multilingual: MultilingualSpace | None, derived: np.ndarray, summaries: Summaries | None = None,
+                 unembedded: np.ndarray | None = None):
         self.index, self.exact = index, exact
+        # rows whose abstract is not embedded yet (the words stage's index): a zero vector each, never a
+        # nearest neighbour; None when every row has its vector
+        self.embedded: np.ndarray | None = None
+        if unembedded is not None and len(unembedded):
+            self.embedded = np.ones(index.ntotal, dtype=bool)
+            self.embedded[unembedded] = False
         # FAISS keeps its own copy; this one serves similar(), fusion and filtered scoring directly.
         # Beside an approximate index (a corpus too big for exact search) it is kept in float16:
         # half the memory, cosines within 1e-3.
@@ -78,6 +85,12 @@ class Rankers:
         if multilingual is not None and multilingual.sentences is not None and evidence is not None:
             self.ml_evidence = Evidence(evidence.sentences, multilingual.sentences, evidence.offsets)
 
+    def with_vectors(self, mask: np.ndarray | None) -> np.ndarray | None:
+        """The rows a mask allows that have their vector (the mask itself when every row has one)."""
+        if self.embedded is None:
+            return mask
+        return self.embedded if mask is None else mask & self.embedded
+
     def cosines(self, rows: np.ndarray | list[int], vec: np.ndarray) -> np.ndarray:
         return self.vectors[rows] @ vec.ravel() if len(rows) else np.zeros(0, np.float32)
 
@@ -88,6 +101,9 @@ class Rankers:
         # one query: waking FAISS's OpenMP team costs more than it saves, and its spinning threads take
         # the core the query encoder needs. The setting holds for the calling thread only.
         faiss.omp_set_num_threads(1)
+        mask = self.with_vectors(mask)
+        if mask is not None and not mask.any():
+            return np.zeros(0, dtype=np.int64)
         if mask is None:
             _, rows = self.index.search(vec, pool)
         elif not self.exact:  # an approximate index misses filtered rows; the allowed ones are scored exactly
@@ -131,7 +147,11 @@ class Rankers:
         sentence = None
         if self.evidence is not None:
             sentence = ranking.best_sentence(self.evidence.vectors, self.evidence.offsets, rows, vec)
-        return ranking.Candidates(rows, lex_scores[rows], self.cosines(rows, vec), sentence)
+        cosines = self.cosines(rows, vec)
+        if self.embedded is not None:  # a paper without its vector counts as the least close of those with one,
+            has = self.embedded[rows]   # so it is ranked by its words and the others' scaling is kept
+            cosines = np.where(has, cosines, cosines[has].min() if has.any() else 0.0)
+        return ranking.Candidates(rows, lex_scores[rows], cosines, sentence)
 
     @staticmethod
     def fuse(cands: ranking.Candidates, kind: str, fusion: str, weights: ranking.Weights
@@ -155,8 +175,11 @@ class Rankers:
         labels = np.zeros(len(self.vectors), dtype=np.int8)
         labels[rows] = 1
         train = self.vectors
+        if self.embedded is not None:  # a zero vector is no paper to learn from
+            train, labels = train[self.embedded], labels[self.embedded]
         if extra is not None and len(extra):
-            train = np.vstack([self.vectors, extra])
+            train = np.vstack([train, extra])
             labels = np.concatenate([labels, np.ones(len(extra), dtype=np.int8)])
         svm = LinearSVC(C=SVM_C, class_weight="balanced", max_iter=10_000, tol=1e-6, random_state=0)
-        return svm.fit(train, labels).decision_function(self.vectors)
+        scores = svm.fit(train, labels).decision_function(self.vectors)
+        return scores if self.embedded is None else np.where(self.embedded, scores, -np.inf)

@@ -44,6 +44,10 @@ class FakeModel:
     def get_embedding_dimension(self) -> int:
         return 384
 
+    @staticmethod
+    def tokenizer(text: str, **_options) -> dict:
+        return {"input_ids": text.split()}
+
     def encode(self, texts: list[str], batch_size: int = 32, **_options):
         import hashlib
 

@@ -52,7 +52,7 @@ def test_abstracts_answer_first_and_each_stage_lands_with_the_cli_and_engine_agr
     final = load_index(out).manifest
     assert final.pending == [] and final.multilingual is not None and final.sentences > 0
     # each stage published in turn, the abstracts first
-    assert list(report.published) == ["abstracts", *[s for s in STAGES if s not in ("review search", "summaries")]]
+    assert list(report.published) == ["words", "abstracts", *[s for s in STAGES if s not in ("review search", "summaries")]]
     times = list(report.published.values())
     assert times == sorted(times) and times[0] < times[-1]
     # the last stage's ranking is the one an unstaged build gives (the session's seed index)
@@ -90,7 +90,7 @@ def test_a_stopped_build_leaves_its_last_stage_serving_and_the_next_goes_on_from
     assert done.embedded == 0 and done.explore_reused  # the abstracts' vectors and the topics reused
     # the sentences embedded before the stop were kept: only the rest embedded now
     assert 0 < done.embedded_sentences < final.sentences
-    assert list(done.published) == ["abstracts", "topics and map", "sentences"]
+    assert list(done.published) == ["words", "abstracts", "topics and map", "sentences"]
     assert final.pending == [] and background.plan(out, SEEDS, []) == []
 
 
@@ -183,7 +183,7 @@ def test_a_few_new_papers_are_placed_onto_the_topics_and_map_and_more_compute_th
     data = load_index(out)
     entry = data.manifest.explore
     assert report.embedded == 1 and entry.placed == 1 and not entry.reused
-    assert list(report.published) == ["abstracts", "topics and map", "sentences"]  # published before the sentences
+    assert list(report.published) == ["words", "abstracts", "topics and map", "sentences"]  # published before the sentences
     papers = {p.id: p for p in data.papers}
     topics = load_index(out).manifest.explore.topics
     assert papers["new0"].topic == papers[original.id].topic  # its near twin's topic
