@@ -398,6 +398,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
     result = engine.search(query, k, mode, filters)
     scope = f"{engine.catalog.count(filters):,} papers" + (" matching the filters" if filters.narrows else "")
     across = " · searched across languages" if result.space == "multilingual" else ""
+    mode = "keyword (by words, until the abstracts are embedded)" if result.by_words else mode
     if result.order:  # a sort keeps what answers the query, then re-orders it: show_hits says both
         note = f"found by {mode} ranking among {scope}{across}"
     else:
@@ -467,6 +468,10 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
     from search.stats import summarise
 
     topic = engine.catalog.topics.get(int(raw)) if raw.strip().isdigit() else None
+    if topic is None and "topics and map" in engine.manifest.pending:
+        st.info("Topics are still being built; they come with the map. Still coming: "
+                f"{still_coming(engine.manifest.pending, build_status())}.")
+        return
     if topic is None:
         st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
                  f"the {len(engine.catalog.topics)} topics there are.")

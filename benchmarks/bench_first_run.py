@@ -223,7 +223,8 @@ def main() -> None:
              f"`{command}` · {machine()} · {time.strftime('%Y-%m-%d')}", "",
              "| from `streamlit run` to | seconds | floor | ratio (target) |", "|---|---|---|---|",
              f"| the server answering health checks | {marks['server up']:.1f} | | |",
-             f"| the first answer drawn (the seeds, {marks['first answer papers']:,} papers) | "
+             f"| the first answer drawn ({marks['first answer papers']:,} papers"
+             f"{', the seeds' if marks['first answer papers'] < len(papers) else ', the whole conference by words'}) | "
              f"**{marks['first answer']:.1f}** | | |",
              f"| the first answer on the whole conference by words (the page "
              f"{'says' if marks['words said'] else 'does not say'} “Ranked by words for now”; still coming: "

@@ -25,8 +25,8 @@ from . import packed
 from . import query_encoder as qe
 from .corpus import Paper, input_files, load_corpus
 from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
-                    cpu_description, encode_cached, from_cache, known_model_facts, load_model, model_dimension, model_fingerprint,
-                    remember_model_facts, start_pool, vectors_fingerprint)
+                    cpu_description, encode_cached, from_cache, known_model_facts, load_model, model_dimension,
+                    model_fingerprint, remember_model_facts, start_pool, vectors_fingerprint)
 from .manifest import Manifest, ModelEntry, vectors_entry
 from . import multilingual as ml
 from .multilingual import MultilingualEncoder, write_space
@@ -311,6 +311,8 @@ def _cached_abstracts(b: Build) -> None:
     """The abstracts' vectors the cache holds (zeros for the rest): what the words stage publishes."""
     b.vectors, b.unembedded = from_cache(b.cache(b.vectors_key), [p.text for p in b.papers],
                                          b.facts.dimension)
+    if reusable(b, "abstracts"):  # the previous build's vectors are linked whole, whatever the cache holds
+        b.unembedded = b.unembedded[:0]
 
 
 def _embed_abstracts(b: Build) -> None:
@@ -438,7 +440,8 @@ def _write_abstracts(b: Build, build_dir: Path) -> None:
     if reusable(b, "abstracts"):  # linked with the words stage's files
         return
     with b.timed("faiss"):
-        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, b.options.index_spec))
+        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors,
+                                                            b.options.index_spec))
     b.entries["unembedded"] = 0
 
 

@@ -1,7 +1,7 @@
 """Result cards as one block of safe HTML: the page draws a list of ten as a single element.
 
 Drawn as Streamlit elements, ten cards were some 120 elements and most of a query's time in the
-browser (benchmarks/results/page.md). Every text here is escaped or comes from `text.to_html`;
+browser (benchmarks/results/page.md). Every text here is escaped or comes from `display.to_html`;
 buttons carry an action and an id for the page's click handler, nothing executable.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .export import author_line, review_line
 
 @dataclass(frozen=True)
 class Card:
-    """What one card shows. `body` and `abstract` are safe HTML (from text.to_html); the rest is plain text."""
+    """What one card shows. `body` and `abstract` are safe HTML (from display.to_html); the rest is plain text."""
 
     pid: str
     title: str

@@ -58,7 +58,7 @@ def model_fingerprint(model) -> str:
 class ModelFacts:
     """What a build needs of its model when every vector is cached and every export made: loading it to
     learn them (torch and sentence-transformers imported) took 8.9 s of a 30.3 s unchanged rebuild of 19,642
-    papers; with them known, the same rebuild took 21.2 s (docs/performance.md, "A re-fetch")."""
+    papers; with them known, the same rebuild took 21.2 s (benchmarks/results/refetch.md)."""
     fingerprint: str
     dimension: int
     max_seq_length: int

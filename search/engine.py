@@ -36,7 +36,7 @@ EXAMPLE_QUERIES = [
 ]
 
 MODES = ("hybrid", "semantic", "keyword")
-DEFAULT_MODE = "hybrid"   # measured best on the development sets (README, "Search quality")
+DEFAULT_MODE = "hybrid"   # measured best on the development sets (docs/quality.md, "Search quality")
 DEFAULT_FUSION = "blend"  # weighed per kind of query (ranking.Weights); "rrf" for reciprocal-rank fusion
 NO_MULTILINGUAL = ("This query looks like another language ({language}), and this index was built without the "
                    "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "

@@ -20,7 +20,7 @@ from .manifest import ExploreEntry
 FILES = (tp.TOPICS, layout.MAP)
 # Topics and map are computed again when more than this share of the papers is new, edited or gone since
 # they last were; below it each such paper is placed among its nearest neighbours (a second, where
-# computing them again takes about a minute at 19,630 papers), and the manifest's explore.placed counts them.
+# computing them again takes about a minute at 19,630 papers), and the manifest's explore entry counts them (`placed`).
 PLACE_UP_TO = 0.02
 NEIGHBOURS = 10
 

@@ -30,7 +30,7 @@ REBUILD = "run `python index_build.py` to rebuild it"
 
 AUTO = "auto"
 EXACT = "Flat"
-# Measured on 2 cores (README, "Speed and scale"): exact search of one query costs about 0.1 ms per
+# Measured on 2 cores (docs/performance.md, "Speed and scale"): exact search of one query costs about 0.1 ms per
 # 1,000 vectors, so past some 50,000 it outgrows the query's encode; the IVF index with fp16 codes
 # then answers in 1-2 ms with recall@10 against exact of 0.97 (100,000) to 0.99 (1,000,000).
 EXACT_UP_TO = 50_000

@@ -2,7 +2,7 @@
 
 A name or acronym ("JanusVLN", "KV cache") is found by its letters; a question or a pasted abstract by
 its meaning. The weights below were chosen on the development sets and confirmed on held-out ones
-(benchmarks/bench_ranking.py, README "Search quality").
+(benchmarks/bench_ranking.py, docs/quality.md, "Search quality").
 """
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ class Weights:
 
     English dense score = (1 - sentence) · cosine to the paper + sentence · cosine to its closest
     sentence, except for names: a name is found by its letters, and the sentence that holds it changed
-    which paper came first for GRPO and JanusVLN (README, "Search quality"). Across languages, the dense score mixes the abstract, the real title (a title derived
+    which paper came first for GRPO and JanusVLN (docs/quality.md, "Search quality"). Across languages, the dense score mixes the abstract, the real title (a title derived
     from the abstract counts as the abstract) and the closest sentence by the ml_ weights.
     """
     name: float = 0.3

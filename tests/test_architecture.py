@@ -19,3 +19,109 @@ def test_every_manifest_entry_is_in_the_index_layout():
     layout = ARCHITECTURE[ARCHITECTURE.index("## The index folder"):ARCHITECTURE.index("## Every module")]
     entries = [f.name for f in fields(Manifest)]
     assert "multilingual" in entries and [e for e in entries if f"`{e}`" not in layout] == []
+
+
+MODULES = sorted(p.stem for p in (ROOT / "search").glob("*.py") if not p.stem.startswith("__"))
+# `module.name` (or `module.Class.attr`) where module is one of the library's: not a path (`.index.versions/`,
+# `assets/cards.js`) nor a file name (`explore.py`, `multilingual.png`)
+CITED = re.compile(r"(?<![\w./-])(" + "|".join(MODULES) + r")\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+FILE_ENDINGS = {"py", "md", "js", "png", "json", "jsonl", "npy", "faiss", "onnx", "log", "txt", "gz", "csv"}
+SECTION = re.compile(r"\b(README|docs/\w+\.md)(?:'s)?,? \"([^\"]+)\"")
+
+
+def cited_texts():
+    """Where the code is described: the docs' code spans, the code's comments and docstrings."""
+    import io
+    import tokenize
+
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        yield doc.name, text, re.findall(r"`([^`\n]+)`", text)
+    for source in [*sorted((ROOT / "search").glob("*.py")), ROOT / "streamlit_app.py", ROOT / "index_build.py"]:
+        tokens = tokenize.generate_tokens(io.StringIO(source.read_text(encoding="utf-8")).readline)
+        said = [t.string for t in tokens if t.type == tokenize.COMMENT
+                or (t.type == tokenize.STRING and t.string.startswith(('"""', "'''")))]
+        yield source.name, "\n".join(said), said
+
+
+def unresolved(name: str) -> bool:
+    import importlib
+
+    module, *path = name.split(".")
+    if path[-1] in FILE_ENDINGS:
+        return False
+    obj = importlib.import_module(f"search.{module}")
+    for part in path:
+        if not hasattr(obj, part):
+            return True
+        obj = getattr(obj, part)
+    return False
+
+
+def test_every_module_name_the_docs_and_comments_cite_exists():
+    cited = {(where, f"{m}.{n}") for where, _, spans in cited_texts() for span in spans
+             for m, n in CITED.findall(span)}
+    assert len(cited) > 50  # the scan finds what it should: the docs cite the code often
+    assert sorted((where, name) for where, name in cited if unresolved(name)) == []
+
+
+def test_every_section_the_docs_and_comments_cite_is_there():
+    cited = {(where, doc, section) for where, text, _ in cited_texts() for doc, section in SECTION.findall(text)}
+    headings = {doc: set(re.findall(r"^#+ (.+?)\s*$", (ROOT / ("README.md" if doc == "README" else doc))
+                                    .read_text(encoding="utf-8"), re.M)) for _, doc, _ in cited}
+    assert len(cited) >= 4
+    assert sorted(c for c in cited if c[2] not in headings[c[1]]) == []
+
+
+def test_the_drift_checks_catch_a_name_or_a_section_that_is_gone():
+    assert unresolved("display.to_htm") and not unresolved("display.to_html")
+    assert unresolved("build._write") and not unresolved("index.write_unembedded")
+    assert not unresolved("explore.py") and CITED.findall("`.index.versions/`") == []
+    assert SECTION.findall('(README, "Layout of the code")') == [("README", "Layout of the code")]
+
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+
+
+def numbers(text: str) -> list[tuple[str, float, int]]:
+    """Each number of a text as written, its value and its decimals ("1,377" -> 1377.0, 0)."""
+    return [(m.group(0), float(m.group(1).replace(",", "") + "." + (m.group(2) or "0")), len(m.group(2) or ""))
+            for m in NUMBER.finditer(text)]
+
+
+def not_in_record(figure: str, record: str) -> list[str]:
+    """The numbers a README figure quotes that no number of its record gives, at the figure's precision. It
+    checks presence, not place: a record re-measured moves its figures, and the README's stale ones fail here
+    (10.2 s quoted where the record said 10.1 s), though a number found elsewhere in a long record passes."""
+    given = [v for _, v, _ in numbers(record)]
+    return [raw for raw, v, d in numbers(figure) if not any(round(g, d) == v for g in given)]
+
+
+def headline_rows() -> list[tuple[str, str, str]]:
+    """The README's headline figures: (what, figure, the text of the records it links; "same": the row above's)."""
+    table = README[README.index("## Headline figures"):README.index("## Tests")]
+    rows, records = [], ""
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("what", "---"):
+            continue
+        links = re.findall(r"\]\((benchmarks/results/[^)]+\.md)\)", cells[2])
+        records = " ".join((ROOT / link).read_text(encoding="utf-8") for link in links) or records
+        rows.append((cells[0], cells[1], records))
+    return rows
+
+
+def test_every_headline_figure_is_in_the_record_it_links():
+    rows = headline_rows()
+    assert len(rows) >= 10 and all(record for _, _, record in rows)
+    assert [(what[:50], missing) for what, figure, record in rows if (missing := not_in_record(figure, record))] == []
+
+
+def test_the_figure_check_fails_on_a_figure_its_record_does_not_give():
+    record = "| warm query | 144 ms (p90 159) |\n| memory | 1377 MiB / 79 MiB |\n| ratio | 1.45× |"
+    assert not_in_record("144 ms / 1,377 MiB (1.45×)", record) == []
+    fetch = (ROOT / "benchmarks" / "results" / "fetch.md").read_text(encoding="utf-8")
+    assert not_in_record("10.1 s, 258 MiB peak", fetch) == [] and not_in_record("10.2 s, 257 MiB peak", fetch)
+    assert not_in_record("145 ms / 1,378 MiB (1.6×)", record) == ["145", "1,378", "1.6"]
+    assert not_in_record("9.7 ms", "9.74 ms") == [] and not_in_record("9.8 ms", "9.74 ms") == ["9.8"]

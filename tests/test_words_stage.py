@@ -114,6 +114,7 @@ def test_the_page_says_what_is_ranked_how_and_what_is_still_coming(words_index, 
     assert any(i.value.startswith("Ranked by words for now") for i in at.info)
     shown = cards(at, "q")
     assert shown[0]["title"].startswith("1. RobustSpring") and "BM25" in shown[0]["small"]
+    assert any("keyword (by words, until the abstracts are embedded) ranking" in c.value for c in at.caption)
     at.query_params.clear()
     at.query_params["paper"] = shown[0]["pid"]
     at.run()
@@ -123,6 +124,14 @@ def test_the_page_says_what_is_ranked_how_and_what_is_still_coming(words_index, 
     at.query_params["view"] = "map"
     at.run()
     assert not at.exception and any("comes once the abstracts are embedded" in i.value for i in at.info)
+    at.query_params.clear()
+    at.query_params["topic"] = "0"
+    at.run()
+    assert not at.exception and not at.error and any("Topics are still being built" in i.value for i in at.info)
+    at.query_params.clear()
+    at.query_params["view"] = "stats"
+    at.run()
+    assert not at.exception and not at.error
 
 
 def test_the_build_goes_on_to_meaning_and_never_writes_through_a_link(tmp_path, model, embedding_cache):
