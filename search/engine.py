@@ -390,7 +390,7 @@ class Engine:
             messages.append(ACROSS_TIP)
         if notice:  # a Latin-script language may be misread English: searched in English, and said so
             messages += [notice, "It was searched as English."]
-        unembedded = 0 if mode == "keyword" else self._unembedded(mask)
+        unembedded = 0 if mode == "keyword" and not by_words else self._unembedded(mask)
         if by_words:
             messages.insert(0, BY_WORDS)
         elif unembedded:

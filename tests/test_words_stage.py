@@ -77,7 +77,7 @@ def test_a_query_by_meaning_is_ranked_by_words_and_says_so(words_index, model, f
 def test_the_cli_says_ranked_by_words_with_the_time_left_of_a_running_build(words_index):
     ran = run_cli("query", QUERY, "-k", "3", "--json", "--index", str(words_index))
     out = json.loads(ran.stdout)
-    assert ran.returncode == 0 and out["ranked_by"] == "words" and out["score"] == "BM25"
+    assert ran.returncode == 0 and out["ranked_by"] == "words" and out["score"] == "BM25" and out["not_embedded"] > 20
     assert out["message"].startswith(BY_WORDS) and out["meaning_in_seconds"] is None  # no build runs now
     assert out["hits"][0]["title"].startswith("RobustSpring")
     table = run_cli("query", QUERY, "-k", "3", "--index", str(words_index))
