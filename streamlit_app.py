@@ -14,9 +14,9 @@ from search.cards import Card, card, cards_html, hit_card, similar_card
 from search.corpus import CorpusError
 from search.embed import Encoder, as_encoder, load_model
 from search.catalog import ordered
-from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORTS, Engine, Result,
+from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, Engine, Result,
                            UnknownPaper, open_engine)
-from search.filters import Filters
+from search.filters import Filters, address_key, sort_choices, sort_named
 from search.export import FORMATS, export
 from search.fetch import DEFAULT_VENUE, default_out
 from search.openreview_api import default_api
@@ -36,8 +36,6 @@ DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if 
 DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` writes by default
 OPENREVIEW_API = default_api()   # $OPENREVIEW_API_BASEURL_V2, as for `python -m search fetch --api`
 K_CHOICES = [5, 10, 20, 50]
-SORT_LABELS = {"relevance": "relevance", "rating": "rating, best first", "oral": "orals first, then rating",
-               "controversy": "controversy (spread of ratings)", "reviews": "most reviewed"}
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)",
              "reviews": "what the reviews say (their words)"}
 DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
@@ -167,14 +165,18 @@ def build_status() -> dict | None:
 
 # ---------------------------------------------------------------- URL state
 
-KEEP = ("k", "mode", "area", "venue", "author", "sort", "min_rating", "decision", "list")  # what survives moving between views
+KEEP = ("k", "mode", "list")  # what survives moving between views, with every filter's keys (filters.address_key)
+
+
+def kept(key: str) -> bool:
+    return key in KEEP or address_key(key)
 
 
 def go(**params: str) -> None:
-    """Move to a new URL state (a browser history entry), keeping the settings (min_soundness=... too)."""
-    keys = [*KEEP, *(k for k in st.query_params.keys() if k.startswith("min_") and k not in KEEP)]
-    kept = {key: st.query_params.get_all(key) for key in keys if st.query_params.get_all(key)}
-    st.query_params.from_dict({**kept, **params})
+    """Move to a new URL state (a browser history entry), keeping the settings and filters."""
+    kept_now = {key: st.query_params.get_all(key) for key in st.query_params.keys()
+                if kept(key) and st.query_params.get_all(key)}
+    st.query_params.from_dict({**kept_now, **params})
 
 
 def url_setting(name: str, default, parse: Callable[[str], object], allowed: str, ignored: list[str]):
@@ -480,7 +482,7 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
     st.subheader(plain_markdown(f"Topic: {topic.label}"))
     filtered = f", {len(papers)} matching the filters" if filters.narrows else ""
     order = ("closest to the topic's centre first" if filters.sort == "relevance"
-             else SORT_LABELS.get(filters.sort, f"{filters.sort}, best first"))
+             else sort_named(filters.sort, [filters.sort]).label)
     st.caption(plain_markdown(f"{topic.size} papers{filtered} · {order} · terms: {', '.join(topic.terms)}"))
     if engine.catalog.has_ratings:
         own = summarise(topic.label, [engine.catalog.paper(pid) for pid in topic.papers])
@@ -787,10 +789,10 @@ def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
             st.caption("No author filter: these records name no authors (OpenReview keeps a venue's authors "
                        "hidden until it makes them public, for accepted papers after the decisions).")
         if catalog.has_ratings:
-            sorts = [*SORTS, *catalog.sub_scores]
+            sorts = {s.name: s.label for s in sort_choices(catalog.sub_scores)}
             synced("sort_w", filters.sort)
-            st.selectbox("Sort by", sorts, key="sort_w", on_change=set_param,
-                         args=("sort", "sort_w"), format_func=lambda s: SORT_LABELS.get(s, f"{s}, best first"),
+            st.selectbox("Sort by", list(sorts), key="sort_w", on_change=set_param,
+                         args=("sort", "sort_w"), format_func=sorts.get,
                          help="Rating and oral keep, of the 30 papers most relevant to a query, those close to the "
                               "best match, and re-order them (a topic or reading list: all of it); they "
                               "never fetch other papers.")
@@ -818,7 +820,7 @@ def main() -> None:
     modes = page_modes(engine)
     mode = url_setting("mode", DEFAULT_MODE, one_of(modes), ", ".join(modes), ignored)
     asked, bad = Filters.from_address({key: st.query_params.get_all(key) for key in st.query_params.keys()
-                                       if key in KEEP or key.startswith("min_")})
+                                       if kept(key)})
     filters = engine.catalog.known(asked)
     ignored += bad + [what if what.endswith(")") else f"{what} (not in this index)" for what in filters.unknown]
     if ignored:

@@ -1,13 +1,12 @@
 """The papers of an index as a catalogue: ids and aliases, facets and filters, sorting, topics and the map."""
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
 
 from .corpus import Paper
-from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, SUB_SCORE, Filters, decisions_of
+from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort
 from .topics import Topic
 
 
@@ -19,42 +18,12 @@ class UnknownPaper(LookupError):
         super().__init__(f"no paper with id {', '.join(repr(i) for i in ids)} in this index")
 
 
-def fold(name: str) -> str:
-    """A name for matching: lower case, accents dropped ("Müller" -> "muller")."""
-    decomposed = unicodedata.normalize("NFKD", name.casefold())
-    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
-
-
-def spread(p: Paper) -> float | None:
-    """How far the reviewers disagree: the standard deviation of the ratings (None under two ratings)."""
-    if len(p.ratings) < 2:
-        return None
-    return float(np.std(p.ratings))
-
-
-def sort_key(paper: Paper, sort: str) -> tuple:
-    """Best first under a sort other than relevance; papers without reviews go last."""
-    last = float("inf")
-    rating = -paper.avg_rating if paper.avg_rating is not None else last
-    if sort == "oral":
-        return (0 if "oral" in paper.venue.lower().split() else 1, rating)
-    if sort == "controversy":
-        s = spread(paper)
-        return (-s if s is not None else last, rating)
-    if sort == "reviews":
-        return (-(paper.n_ratings or len(paper.ratings) or 0), rating)
-    if sort != "rating":  # a sub-score
-        value = paper.sub_scores.get(sort)
-        return (-value if value is not None else last, rating)
-    return (rating,)
-
-
 def ordered(rows: Iterable[int], papers: list[Paper], sort: str) -> list[int]:
-    """Rows re-ordered by `sort` (a stable sort: equal keys keep their relevance order)."""
-    if sort not in SORTS and not SUB_SCORE.fullmatch(sort):
-        raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join(SORTS)}")
+    """Rows re-ordered by `sort` (a stable sort: equal keys keep their relevance order); a name no sort of
+    filters.SORT_LIST has is a sub-score of the reviews, whose papers without one go last."""
     rows = [int(r) for r in rows]
-    return rows if sort == "relevance" else sorted(rows, key=lambda r: sort_key(papers[r], sort))
+    key = (sort_named(sort) if sort in SORTS else sub_score_sort(sort)).key
+    return rows if key is None else sorted(rows, key=lambda r: key(papers[r]))
 
 
 class Catalog:
@@ -89,6 +58,11 @@ class Catalog:
         names = list(dict.fromkeys(n for p in papers for n in p.sub_scores))
         self.sub_scores = {n: np.array([p.sub_scores.get(n, np.nan) for p in papers], float) for n in names}
         self.has_reviews = any(p.ratings for p in papers)
+        # what each filter reads of a paper (filters.FILTERS)
+        self.columns = {"areas": self._area, "venues": self._venue, "authors": self._authors, "rating": self._rating,
+                        "decisions": self._decision, "sub_scores": self.sub_scores}
+        self.facts = IndexFacts(frozenset(self.areas), frozenset(self.venues), frozenset(self.decisions),
+                                tuple(self.sub_scores), self.has_authors, self.has_ratings)
         self.topics = {t.id: t for t in topics}
         self.map_xy = self._map(list(map_points))
 
@@ -137,30 +111,8 @@ class Catalog:
         return list(known), unknown
 
     def mask(self, filters: Filters = NO_FILTERS) -> np.ndarray | None:
-        """Rows allowed by the filters, or None when nothing is filtered.
-
-        An author filter keeps papers with an author whose name contains any of the given names
-        (case and accents ignored: "lecun" finds "Yann LeCun"); a minimum rating keeps reviewed
-        papers whose mean rating is at least that."""
-        names = [n for n in (fold(a) for a in filters.authors) if n]
-        if not filters.narrows:
-            return None
-        m = np.ones(len(self.papers), dtype=bool)
-        if filters.areas:
-            m &= np.isin(self._area, list(filters.areas))
-        if filters.venues:
-            m &= np.isin(self._venue, list(filters.venues))
-        if names:
-            m &= np.fromiter((any(n in a for n in names) for a in self._authors), bool, len(self.papers))
-        if filters.min_rating is not None:
-            m &= self._rating >= float(filters.min_rating)  # NaN (no reviews) compares False
-        allowed = decisions_of(filters.decisions)
-        if allowed is not None:
-            m &= np.isin(self._decision, list(allowed))
-        for name, value in filters.min_scores:
-            if name in self.sub_scores:
-                m &= self.sub_scores[name] >= float(value)
-        return m
+        """Rows allowed by the filters, or None when nothing is filtered."""
+        return filters.mask(self)
 
     def count(self, filters: Filters = NO_FILTERS) -> int:
         """How many papers the filters allow."""
@@ -169,8 +121,7 @@ class Catalog:
 
     def known(self, filters: Filters) -> Filters:
         """The filters as this index can apply them (Filters.known with what the index has)."""
-        return filters.known(self.areas, self.venues, self.decisions, self.sub_scores, self.has_authors,
-                             self.has_ratings)
+        return filters.fitted(self.facts)
 
     def topic_label(self, paper: Paper) -> str:
         t = self.topics.get(paper.topic) if paper.topic is not None else None

@@ -16,8 +16,8 @@ from .guard import UsageError
 from .fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
 from .openreview_api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .export import FORMATS, export
-from .filters import FilterError, Filters
-from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, SORTS, Engine, Result, UnknownPaper, open_engine
+from .filters import FILTERS, Filters
+from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .ranking import DEFAULT_WEIGHTS, KINDS, Weights
 
 # the query commands' own failures, beside those every script expects (guard.EXPECTED_ERRORS)
@@ -131,45 +131,31 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _min_scores(given: list[str]) -> tuple[tuple[str, float], ...]:
-    out = []
-    for item in given:
-        name, _, value = item.partition("=")
-        try:
-            out.append((name.strip(), float(value)))
-        except ValueError:
-            raise UsageError(f"--min-score {item!r}: give a sub-score and a number, e.g. soundness=3") from None
-    return tuple(out)
-
-
 def _filters(engine: Engine, args: argparse.Namespace) -> Filters:
-    """The flags as Filters; an area or venue the index lacks is refused with what it has."""
-    try:
-        filters = Filters(tuple(args.area), tuple(args.venue), tuple(args.author), args.min_rating, args.sort,
-                          tuple(d for given in args.decision for d in given.split(",")),
-                          _min_scores(args.min_score))
-    except FilterError as e:
-        raise UsageError(f"--{e.field.replace('_', '-')}: {e}") from None
+    """The flags as Filters, read as the page reads its address; what does not parse, or what this index
+    cannot apply (an area it lacks, a rating on an index without ratings), is refused with what it has."""
+    params: dict[str, list[str]] = {}
+    for f in FILTERS:
+        params.update(f.from_flag(getattr(args, f.field)))
+    asked, ignored = Filters.from_address(params)
+    if ignored:  # the address's words ("min_rating=12 (...)") as the flag's ("--min-rating 12 (...)")
+        raise UsageError("; ".join(_as_flag(word) for word in ignored))
     catalog = engine.catalog
-    for name, given, known in (("area", filters.areas, catalog.areas), ("venue", filters.venues, catalog.venues),
-                               ("min-score", [n for n, _ in filters.min_scores], catalog.sub_scores)):
-        bad = [g for g in given if g not in known]
-        if bad:
-            raise UsageError(f"unknown --{name} {', '.join(repr(b) for b in bad)}; this index has: "
-                             f"{'; '.join(known) or 'none'}")
-    if filters.sort not in SORTS and filters.sort not in catalog.sub_scores:
-        raise UsageError(f"--sort {filters.sort!r}: this index's reviews have no such score; sort by "
-                         f"{', '.join([*SORTS, *catalog.sub_scores])}")
-    if filters.min_rating is not None and not catalog.has_ratings:
-        raise UsageError("--min-rating: this index has no review ratings (the seed lists carry none); build one "
-                         "from a venue's fetch (python -m search fetch) to filter by them")
-    if filters.authors and not catalog.has_authors:
-        raise UsageError("--author: this index has no authors' names (OpenReview hides them until the decisions, "
-                         "and the seed lists carry none); search by the paper's words instead")
-    if filters.decisions and filters.decisions != ("all",) and not catalog.has_decisions:
-        raise UsageError("--decision: this index holds no decisions (build it from a whole-venue fetch: "
-                         "python -m search fetch)")
-    return catalog.known(filters)
+    filters = catalog.known(asked)
+    if filters.unknown:
+        has = [f"--{f.flag}: {'; '.join(f.offers(catalog.facts))}" for f in FILTERS
+               if getattr(filters, f.field) != getattr(asked, f.field) and f.offers(catalog.facts)]
+        raise UsageError("this index cannot apply " + "; ".join(filters.unknown)
+                         + (f" (it has {'; '.join(has)})" if has else ""))
+    return filters
+
+
+def _as_flag(word: str) -> str:
+    key, _, rest = word.partition("=")
+    f = next((f for f in FILTERS if key == f.key or key.startswith(f.key)), None)
+    if f is None:
+        return word
+    return f"--{f.flag} {key[len(f.key):] + '=' if f.key != key else ''}{rest}"
 
 
 def cmd_similar(engine: Engine, args: argparse.Namespace) -> int:
@@ -317,26 +303,8 @@ def parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
-        p.add_argument("--area", action="append", default=[], help="only this primary area (repeatable)")
-        p.add_argument("--venue", action="append", default=[],
-                       help="only this venue, e.g. 'ICLR 2026 Oral' (repeatable)")
-        p.add_argument("--sort", default="relevance",
-                       help="relevance (default); rating (mean review rating, best first), oral (orals "
-                            "first, then rating), controversy (spread of the ratings), reviews (most "
-                            "reviewed) or a sub-score of the reviews (soundness, presentation, ...): each "
-                            "keeps, of the 30 most relevant papers, those close to the best match, and "
-                            "re-orders them")
-        p.add_argument("--decision", action="append", default=[], metavar="D",
-                       help="accepted (the default once any paper is accepted), active (every submission not "
-                            "withdrawn: the default before the decisions), rejected, withdrawn, undecided, oral, "
-                            "spotlight, poster, or all (repeatable, or comma-separated)")
-        p.add_argument("--min-score", action="append", default=[], metavar="NAME=X",
-                       help="only papers whose reviews' mean sub-score is at least X, e.g. soundness=3 "
-                            "(repeatable)")
-        p.add_argument("--min-rating", type=float, default=None, metavar="X",
-                       help="only papers whose reviews' mean rating is at least X")
-        p.add_argument("--author", action="append", default=[],
-                       help="only papers with an author whose name contains this, e.g. 'LeCun' (repeatable)")
+        for f in FILTERS:  # each filter's flag, declared with it (filters.FILTERS)
+            p.add_argument(f"--{f.flag}", action="append", default=[], dest=f.field, metavar=f.metavar, help=f.help)
         p.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         p.add_argument("--json", action="store_true", help="one JSON object per line")

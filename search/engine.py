@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from . import explore, lexical, ranking, reviews, summaries
-from .catalog import Catalog, UnknownPaper, ordered, spread
+from .catalog import Catalog, UnknownPaper, ordered
 from .fared import Fared, tally
-from .filters import NO_FILTERS, SORTS, Filters, decision_group
+from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
 from .corpus import Paper
 from .embed import as_encoder, load_model
 from .evidence import Evidence, shared_keywords
@@ -77,8 +77,6 @@ NEW_BY_WORDS = ("{n:,} of the papers searched are not embedded yet; until they a
 NEW_LEFT_OUT = ("{n:,} of the papers searched are not embedded yet, and ranking by meaning alone leaves them out "
                 "until they are; the hybrid mode finds them by their words.")
 WAITING = "{what} come once {whose} embedded; the build is embedding the abstracts now."
-SORT_WORDS = {"rating": "best rated first", "oral": "orals first, then best rated",
-              "controversy": "most controversial first (spread of the ratings)", "reviews": "most reviewed first"}
 NO_RATINGS = "This index has no review ratings (the seed lists carry none), so the list is by relevance."
 
 
@@ -124,7 +122,7 @@ class Result:
     space: str = "english"    # "multilingual" when the query was searched across languages
     score_name: str = "cosine"  # what Hit.score is: "match" (hybrid blend), "cosine", "BM25" or "SVM"
     kind: str = ""            # how ranking.query_kind read the query (ranking.KINDS)
-    sort: str = "relevance"   # the order the hits are in (catalog.SORTS)
+    sort: str = "relevance"   # the order the hits are in (filters.SORT_LIST, or a sub-score)
     matched: int = 0          # under a sort: the papers above the relevance floor, of which hits are the first
     undecided: int = 0        # of the best matches among accepted and undecided papers, how many the accepted-only
     #                           list left out for having no decision yet (Engine.search counts them)
@@ -149,7 +147,7 @@ class Result:
         if self.sort == "relevance" or not self.hits:
             return ""
         first = f"the first {len(self.hits)} of " if self.matched > len(self.hits) else ""
-        words = SORT_WORDS.get(self.sort, f"best {self.sort} first")
+        words = sort_named(self.sort, [self.sort]).words
         return f"{first}{self.matched} papers that match, {words}"
 
 
@@ -404,8 +402,7 @@ class Engine:
         to give when the filters leave no paper. The sort falls back to relevance, and says so, on an
         index without ratings; a sort takes SORT_POOL candidates to re-order, relevance k."""
         sort, notice = filters.sort, ""
-        if sort not in SORTS and sort not in self.catalog.sub_scores:
-            raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join([*SORTS, *self.catalog.sub_scores])}")
+        sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
         if sort != "relevance" and not self.catalog.has_ratings:
             sort, notice = "relevance", NO_RATINGS
         mask = self.catalog.mask(filters)

@@ -1,15 +1,23 @@
-"""What narrows and orders a list of papers: one typed object. The page builds it from its address, the
-CLI from its flags; it is checked in one place and handed to every Engine and Catalog method. A new
-filter is a field here, a line in `Catalog.mask`, a widget and a flag."""
+"""What narrows and orders a list of papers: one typed object, and one declaration per filter and per sort.
+
+`Filters` holds the values. Each filter of FILTERS declares how its value is read from a page's address
+(the CLI's flags are read as address keys), checked (`Filters.__post_init__`: what a value may be),
+fitted to an index (`Filters.known`: what the index can apply, the rest named), applied to the index's
+columns (`Catalog.mask`) and written back (`Filters.to_address`). Each sort of SORT_LIST declares its key,
+its label on the page and its words under a list. A new filter is a declaration here and a field of
+`Filters` (the page adds its widget); a new sort is a line of SORT_LIST.
+"""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-# relevance; mean review rating; orals first, then rating; spread of the ratings; most reviews. A sub-score
-# a venue's reviews have ("soundness") sorts too: `known` checks it against the index.
-SORTS = ("relevance", "rating", "oral", "controversy", "reviews")
+import numpy as np
+
+from .corpus import Paper
+
 SUB_SCORE = re.compile(r"[a-z][a-z_]{0,39}")
 # what a decision filter may name: a group of decisions or one of them
 DECISION_GROUPS = {"accepted": ("Oral", "Spotlight", "Poster", "Accepted"), "rejected": ("Rejected", "Desk rejected"),
@@ -21,6 +29,7 @@ DECISION_CHOICES = (*DECISION_GROUPS, "all")
 # No acceptance rate from fewer decided papers: a fetch made while decisions were coming out had areas with
 # 1 to 4 decided of hundreds, whose "100%" said nothing of the area.
 MIN_DECIDED = 20
+LAST = float("inf")   # the key of a paper without the value a sort wants: after every paper with it
 
 
 def default_decisions(decisions: Iterable[str]) -> tuple[str, ...]:
@@ -49,6 +58,19 @@ def decision_group(decision: str) -> str:
     return ""
 
 
+def fold(name: str) -> str:
+    """A name for matching: lower case, accents dropped ("Müller" -> "muller")."""
+    decomposed = unicodedata.normalize("NFKD", name.casefold())
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+
+
+def spread(p: Paper) -> float | None:
+    """How far the reviewers disagree: the standard deviation of the ratings (None under two ratings)."""
+    if len(p.ratings) < 2:
+        return None
+    return float(np.std(p.ratings))
+
+
 class FilterError(ValueError):
     """A filter's value makes no sense (a sort that does not exist, a rating outside 0-10); `field` names it."""
 
@@ -57,11 +79,364 @@ class FilterError(ValueError):
         self.field = field
 
 
+# ---------------------------------------------------------------- sorts
+
+@dataclass(frozen=True)
+class Sort:
+    name: str
+    label: str                                   # the page's choice: "rating, best first"
+    words: str                                   # a sorted list in words: "best rated first"
+    key: Callable[[Paper], tuple] | None = None  # best first; None: the ranking's own order (relevance)
+
+
+def _rating(p: Paper) -> float:
+    return -p.avg_rating if p.avg_rating is not None else LAST
+
+
+def _spread(p: Paper) -> float:
+    s = spread(p)
+    return -s if s is not None else LAST
+
+
+def _oral(p: Paper) -> int:
+    return 0 if "oral" in p.venue.lower().split() else 1
+
+
+# Each sort but relevance breaks ties by the mean rating; papers without reviews go last.
+SORT_LIST = (
+    Sort("relevance", "relevance", ""),
+    Sort("rating", "rating, best first", "best rated first", lambda p: (_rating(p),)),
+    Sort("oral", "orals first, then rating", "orals first, then best rated", lambda p: (_oral(p), _rating(p))),
+    Sort("controversy", "controversy (spread of ratings)", "most controversial first (spread of the ratings)",
+         lambda p: (_spread(p), _rating(p))),
+    Sort("reviews", "most reviewed", "most reviewed first",
+         lambda p: (-(p.n_ratings or len(p.ratings) or 0), _rating(p))),
+)
+SORTS = tuple(s.name for s in SORT_LIST)
+
+
+def sub_score_sort(name: str) -> Sort:
+    """A sub-score of the reviews ("soundness") as a sort: best mean first."""
+    def key(p: Paper) -> tuple:
+        value = p.sub_scores.get(name)
+        return (-value if value is not None else LAST, _rating(p))
+
+    return Sort(name, f"{name}, best first", f"best {name} first", key)
+
+
+def sort_named(name: str, sub_scores: Iterable[str] = ()) -> Sort:
+    """The sort of that name, a declared one or one of the index's sub-scores; ValueError otherwise."""
+    for s in SORT_LIST:
+        if s.name == name:
+            return s
+    sub_scores = list(sub_scores)
+    if name in sub_scores:
+        return sub_score_sort(name)
+    raise ValueError(f"unknown sort {name!r}; choose one of {', '.join([*SORTS, *sub_scores])}")
+
+
+def sort_choices(sub_scores: Iterable[str] = ()) -> list[Sort]:
+    """Every sort an index offers: the declared ones, then its reviews' sub-scores."""
+    return [*SORT_LIST, *(sub_score_sort(n) for n in sub_scores)]
+
+
+# ---------------------------------------------------------------- filters
+
+@dataclass(frozen=True)
+class IndexFacts:
+    """What an index holds that decides which filters it can apply (Catalog.facts)."""
+    areas: frozenset = frozenset()
+    venues: frozenset = frozenset()
+    decisions: frozenset = frozenset()
+    sub_scores: tuple = ()
+    has_authors: bool = True
+    has_ratings: bool = True
+
+
 def _texts(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
 
 
+def _last(params: Mapping[str, list[str]], key: str) -> str:
+    values = params.get(key) or [""]
+    return values[-1].strip()
+
+
+def _score(raw, what: str) -> float:
+    value = float(raw)
+    if not 0 <= value <= 10:
+        raise ValueError(f"{what} is from 0 to 10")
+    return value
+
+
+class Filter:
+    """One way of narrowing (or ordering) a list: the Filters field it fills, its address key, and its CLI
+    flag (--key, repeatable; its values read as the address's). The defaults fit a tuple of texts; each kind
+    below changes what differs."""
+    field: str
+    key: str
+    help: str = ""
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return self.key.replace("_", "-")
+
+    def from_flag(self, values: list[str]) -> dict[str, list[str]]:
+        """A flag's values as address keys and values (what `read` takes)."""
+        return {self.key: list(values)} if values else {}
+
+    def offers(self, facts: IndexFacts) -> list[str]:
+        """What an index offers this filter (named where the CLI refuses a value); [] for free values."""
+        return []
+
+    def read(self, params: Mapping[str, list[str]]) -> tuple[object, list[str]]:
+        """Its value in a page's address (each key's values), and what did not parse, in words."""
+        return tuple(params.get(self.key) or ()), []
+
+    def check(self, value):
+        """The value cleaned; FilterError when it makes no sense in any index."""
+        return _texts(value)
+
+    def fit(self, value, facts: IndexFacts) -> tuple[object, list[str]]:
+        """The value as an index can apply it, and what it left out, in words."""
+        return value, []
+
+    def mask(self, value, catalog) -> np.ndarray | None:
+        """The rows it allows (None: all)."""
+        return None
+
+    def narrows(self, value) -> bool:
+        return bool(value)
+
+    def write(self, value) -> dict[str, list[str]]:
+        return {self.key: list(value)} if value else {}
+
+
 @dataclass(frozen=True)
+class Facet(Filter):
+    """Papers with any of the given values of a field the index lists (areas, venues)."""
+    field: str
+    key: str
+    facet: str   # the IndexFacts set of its values and the Catalog column of each paper's
+    help: str = ""
+
+    def offers(self, facts):
+        return sorted(getattr(facts, self.facet))
+
+    def fit(self, value, facts):
+        known = getattr(facts, self.facet)
+        return tuple(v for v in value if v in known), [f"{self.key} {v!r}" for v in value if v not in known]
+
+    def mask(self, value, catalog):
+        return np.isin(catalog.columns[self.facet], list(value)) if value else None
+
+
+@dataclass(frozen=True)
+class Authors(Filter):
+    """Papers with an author whose name contains any of the given parts (case and accents ignored)."""
+    field: str = "authors"
+    key: str = "author"
+    help: str = "only papers with an author whose name contains this, e.g. 'LeCun' (repeatable)"
+
+    def read(self, params):
+        return tuple(a.strip()[:200] for a in params.get(self.key) or () if a.strip()), []
+
+    def fit(self, value, facts):
+        if value and not facts.has_authors:
+            return (), [f"author {a!r} (this index has no authors' names)" for a in value]
+        return value, []
+
+    def mask(self, value, catalog):
+        names = [n for n in (fold(a) for a in value) if n]
+        if not names:
+            return None
+        return np.fromiter((any(n in a for n in names) for a in catalog.columns["authors"]), bool,
+                           len(catalog.columns["authors"]))
+
+
+@dataclass(frozen=True)
+class Decisions(Filter):
+    """Submissions whose decision is in any of the groups (DECISION_CHOICES); () is the index's default."""
+    field: str = "decisions"
+    key: str = "decision"
+    help: str = ("accepted (the default once any paper is accepted), active (every submission not withdrawn: the "
+                 "default before the decisions), rejected, withdrawn, undecided, oral, spotlight, poster, or all "
+                 "(repeatable, or comma-separated)")
+    metavar: str = "D"
+
+    def read(self, params):
+        chosen, ignored = [], []
+        for raw in params.get(self.key) or ():
+            for d in raw.lower().split(","):
+                if d.strip() in DECISION_CHOICES:
+                    chosen.append(d.strip())
+                elif d.strip():
+                    ignored.append(f"decision={d.strip()[:40]} (use {', '.join(DECISION_CHOICES)})")
+        return tuple(chosen), ignored
+
+    def check(self, value):
+        value = _texts(d.lower() for d in value)
+        bad = [d for d in value if d not in DECISION_CHOICES]
+        if bad:
+            raise FilterError(f"unknown decision {bad[0]!r}; choose from {', '.join(DECISION_CHOICES)}", "decision")
+        return value
+
+    def fit(self, value, facts):
+        default = default_decisions(facts.decisions)
+        if not default:
+            return (), [f"decision {d!r} (this index holds no decisions)" for d in value if d != "all"]
+        return value or default, []
+
+    def mask(self, value, catalog):
+        allowed = decisions_of(value)
+        return None if allowed is None else np.isin(catalog.columns["decisions"], list(allowed))
+
+    def narrows(self, value):
+        return decisions_of(value) is not None
+
+    def write(self, value):
+        return {self.key: [",".join(value)]} if value else {}
+
+
+@dataclass(frozen=True)
+class MinRating(Filter):
+    """Reviewed papers whose mean rating is at least this."""
+    field: str = "min_rating"
+    key: str = "min_rating"
+    help: str = "only papers whose reviews' mean rating is at least X"
+    metavar: str = "X"
+
+    def read(self, params):
+        raw = _last(params, self.key)
+        if not raw:
+            return None, []
+        try:
+            return _score(raw, "a rating"), []
+        except ValueError:
+            return None, [f"min_rating={raw[:40]} (use a rating from 0 to 10)"]
+
+    def check(self, value):
+        if value is not None and not 0 <= float(value) <= 10:
+            raise FilterError(f"a minimum rating is from 0 to 10, not {value:g}", "min_rating")
+        return value
+
+    def fit(self, value, facts):
+        if value is not None and not facts.has_ratings:  # every paper would fail it: "no paper matches" misled
+            return None, [f"min_rating={value:g} (this index has no review ratings)"]
+        return value, []
+
+    def mask(self, value, catalog):
+        return None if value is None else catalog.columns["rating"] >= float(value)  # NaN compares False
+
+    def narrows(self, value):
+        return value is not None
+
+    def write(self, value):
+        return {} if value is None else {self.key: [f"{value:g}"]}
+
+
+@dataclass(frozen=True)
+class MinScores(Filter):
+    """Reviewed papers whose mean sub-score is at least the given one, for each given (min_soundness=3)."""
+    field: str = "min_scores"
+    key: str = "min_"   # a prefix: one key per sub-score
+    help: str = "only papers whose reviews' mean sub-score is at least X, e.g. soundness=3 (repeatable)"
+    metavar: str = "NAME=X"
+
+    @property
+    def flag(self) -> str:
+        return "min-score"
+
+    def from_flag(self, values):
+        out = {}
+        for item in values:
+            name, _, value = item.partition("=")
+            out[f"{self.key}{name.strip()}"] = [value]
+        return out
+
+    def keys(self, params: Mapping) -> list[str]:
+        return sorted(k for k in params if k.startswith(self.key) and k != MinRating.key)
+
+    def read(self, params):
+        scores, ignored = [], []
+        for name in self.keys(params):
+            score, raw = name[len(self.key):], _last(params, name)
+            try:
+                if not SUB_SCORE.fullmatch(score):
+                    raise ValueError(score)
+                scores.append((score, _score(raw, "a score")))
+            except ValueError:
+                ignored.append(f"{name[:40]}={raw[:40]} (use a score from 0 to 10)")
+        return tuple(scores), ignored
+
+    def check(self, value):
+        for name, score in value:
+            if not SUB_SCORE.fullmatch(name) or not 0 <= float(score) <= 10:
+                raise FilterError(f"a minimum sub-score is a name and a number from 0 to 10 (soundness=3), "
+                                  f"not {name}={score}", "min_score")
+        return tuple(value)
+
+    def offers(self, facts):
+        return list(facts.sub_scores)
+
+    def fit(self, value, facts):
+        return (tuple((n, v) for n, v in value if n in facts.sub_scores),
+                [f"sub-score {n!r}" for n, _ in value if n not in facts.sub_scores])
+
+    def mask(self, value, catalog):
+        masks = [catalog.columns["sub_scores"][n] >= float(v) for n, v in value if n in catalog.columns["sub_scores"]]
+        return np.logical_and.reduce(masks) if masks else None
+
+    def write(self, value):
+        return {f"{self.key}{n}": [f"{v:g}"] for n, v in value}
+
+
+@dataclass(frozen=True)
+class SortOrder(Filter):
+    """The order of the list: a SORT_LIST name or a sub-score of the reviews; it leaves no paper out."""
+    field: str = "sort"
+    key: str = "sort"
+    help: str = ("relevance (default); rating (mean review rating, best first), oral (orals first, then rating), "
+                 "controversy (spread of the ratings), reviews (most reviewed) or a sub-score of the reviews "
+                 "(soundness, presentation, ...): each keeps, of the 30 most relevant papers, those close to the "
+                 "best match, and re-orders them")
+
+    def read(self, params):
+        sort = _last(params, self.key) or "relevance"
+        if sort not in SORTS and not SUB_SCORE.fullmatch(sort):
+            return "relevance", [f"sort={sort[:40]} (use {', '.join(SORTS)} or a sub-score)"]
+        return sort, []
+
+    def check(self, value):
+        if value not in SORTS and not SUB_SCORE.fullmatch(value):
+            raise FilterError(f"unknown sort {value!r}; choose one of {', '.join(SORTS)} or a sub-score "
+                              "of the reviews (soundness, ...)", "sort")
+        return value
+
+    def offers(self, facts):
+        return [*SORTS, *facts.sub_scores]
+
+    def fit(self, value, facts):
+        if value not in SORTS and value not in facts.sub_scores:
+            return "relevance", [f"sort {value!r}"]
+        return value, []
+
+    def narrows(self, value):
+        return False
+
+    def write(self, value):
+        return {} if value == "relevance" else {self.key: [value]}
+
+
+# In the order the page names what it ignored or could not apply.
+FILTERS: tuple[Filter, ...] = (
+    Facet("areas", "area", "areas", "only this primary area (repeatable)"),
+    Facet("venues", "venue", "venues", "only this venue, e.g. 'ICLR 2026 Oral' (repeatable)"),
+    Authors(), Decisions(), MinRating(), MinScores(), SortOrder())
+
+
+@dataclass(frozen=True, kw_only=True)
 class Filters:
     areas: tuple[str, ...] = ()       # primary areas, any of them
     venues: tuple[str, ...] = ()      # "ICLR 2026 Oral", any of them
@@ -73,107 +448,55 @@ class Filters:
     unknown: tuple[str, ...] = field(default=(), compare=False)  # what `known` dropped, in words
 
     def __post_init__(self) -> None:
-        for name in ("areas", "venues", "authors"):
-            object.__setattr__(self, name, _texts(getattr(self, name)))
-        if self.sort not in SORTS and not SUB_SCORE.fullmatch(self.sort):
-            raise FilterError(f"unknown sort {self.sort!r}; choose one of {', '.join(SORTS)} or a sub-score "
-                              "of the reviews (soundness, ...)", "sort")
-        if self.min_rating is not None and not 0 <= float(self.min_rating) <= 10:
-            raise FilterError(f"a minimum rating is from 0 to 10, not {self.min_rating:g}", "min_rating")
-        decisions = _texts(d.lower() for d in self.decisions)
-        bad = [d for d in decisions if d not in DECISION_CHOICES]
-        if bad:
-            raise FilterError(f"unknown decision {bad[0]!r}; choose from {', '.join(DECISION_CHOICES)}", "decision")
-        object.__setattr__(self, "decisions", decisions)
-        for name, value in self.min_scores:
-            if not SUB_SCORE.fullmatch(name) or not 0 <= float(value) <= 10:
-                raise FilterError(f"a minimum sub-score is a name and a number from 0 to 10 (soundness=3), "
-                                  f"not {name}={value}", "min_score")
+        for f in FILTERS:
+            object.__setattr__(self, f.field, f.check(getattr(self, f.field)))
 
     @property
     def narrows(self) -> bool:
         """Whether any filter (not the sort) leaves papers out."""
-        return bool(self.areas or self.venues or self.authors or self.min_rating is not None or self.min_scores
-                    or decisions_of(self.decisions) is not None)
+        return any(f.narrows(getattr(self, f.field)) for f in FILTERS)
 
     def known(self, areas: Iterable[str], venues: Iterable[str], decisions: Iterable[str] = (),
               sub_scores: Iterable[str] = (), has_authors: bool = True, has_ratings: bool = True) -> Filters:
         """These filters as an index can apply them: without the areas, venues, decisions, authors and
         sub-scores it lacks (which `unknown` names), and on `default_decisions` of the decisions its
         papers carry where no decision is asked for."""
-        areas, venues, sub_scores = set(areas), set(venues), set(sub_scores)
-        unknown = [f"area {a!r}" for a in self.areas if a not in areas]
-        unknown += [f"venue {v!r}" for v in self.venues if v not in venues]
-        default = default_decisions(decisions)
-        decisions = self.decisions
-        if not default:
-            unknown += [f"decision {d!r}" for d in decisions if d != "all"]
-            decisions = ()
-        elif not decisions:
-            decisions = default
-        min_rating = self.min_rating
-        if min_rating is not None and not has_ratings:  # every paper would fail it: "no paper matches" misled
-            unknown.append(f"min_rating={min_rating:g} (this index has no review ratings)")
-            min_rating = None
-        authors = self.authors
-        if authors and not has_authors:
-            unknown += [f"author {a!r} (this index has no authors' names)" for a in authors]
-            authors = ()
-        unknown += [f"sub-score {n!r}" for n, _ in self.min_scores if n not in sub_scores]
-        sort = self.sort
-        if sort not in SORTS and sort not in sub_scores:
-            unknown.append(f"sort {sort!r}")
-            sort = "relevance"
-        return replace(self, areas=tuple(a for a in self.areas if a in areas),
-                       venues=tuple(v for v in self.venues if v in venues), decisions=decisions, sort=sort,
-                       authors=authors, min_rating=min_rating,
-                       min_scores=tuple((n, v) for n, v in self.min_scores if n in sub_scores),
-                       unknown=tuple(unknown))
+        return self.fitted(IndexFacts(frozenset(areas), frozenset(venues), frozenset(decisions), tuple(sub_scores),
+                                      has_authors, has_ratings))
+
+    def fitted(self, facts: IndexFacts) -> Filters:
+        values, unknown = {}, []
+        for f in FILTERS:
+            values[f.field], dropped = f.fit(getattr(self, f.field), facts)
+            unknown += dropped
+        return replace(self, **values, unknown=tuple(unknown))
 
     @classmethod
     def from_address(cls, params: Mapping[str, list[str]]) -> tuple[Filters, list[str]]:
         """The filters in a page's address (each key's values), and what did not parse, in words; a value
         that does not parse is left out and the default used."""
-        ignored: list[str] = []
+        values, ignored = {}, []
+        for f in FILTERS:
+            values[f.field], bad = f.read(params)
+            ignored += bad
+        return cls(**values), ignored
 
-        def one(name: str) -> str:
-            values = params.get(name) or [""]
-            return values[-1].strip()
+    def to_address(self) -> dict[str, list[str]]:
+        """The address keys and values that give these filters back (`from_address`)."""
+        out: dict[str, list[str]] = {}
+        for f in FILTERS:
+            out.update(f.write(getattr(self, f.field)))
+        return out
 
-        sort = one("sort") or "relevance"
-        if sort not in SORTS and not SUB_SCORE.fullmatch(sort):
-            ignored.append(f"sort={sort[:40]} (use {', '.join(SORTS)} or a sub-score)")
-            sort = "relevance"
-        decisions = []
-        for raw in params.get("decision") or ():
-            for d in raw.lower().split(","):
-                if d.strip() in DECISION_CHOICES:
-                    decisions.append(d.strip())
-                elif d.strip():
-                    ignored.append(f"decision={d.strip()[:40]} (use {', '.join(DECISION_CHOICES)})")
-        min_scores = []
-        for name in sorted(k for k in params if k.startswith("min_") and k != "min_rating"):
-            score, raw = name[4:], one(name)
-            try:
-                value = float(raw)
-                if not (SUB_SCORE.fullmatch(score) and 0 <= value <= 10):
-                    raise ValueError
-                min_scores.append((score, value))
-            except ValueError:
-                ignored.append(f"{name[:40]}={raw[:40]} (use a score from 0 to 10)")
-        min_rating = None
-        if one("min_rating"):
-            try:
-                min_rating = float(one("min_rating"))
-                if not 0 <= min_rating <= 10:
-                    raise ValueError
-            except ValueError:
-                ignored.append(f"min_rating={one('min_rating')[:40]} (use a rating from 0 to 10)")
-                min_rating = None
-        author = one("author")[:200]
-        return cls(areas=tuple(params.get("area") or ()), venues=tuple(params.get("venue") or ()),
-                   authors=(author,) if author else (), min_rating=min_rating, sort=sort,
-                   decisions=tuple(decisions), min_scores=tuple(min_scores)), ignored
+    def mask(self, catalog) -> np.ndarray | None:
+        """The rows of a catalogue these filters allow (its `columns`), or None when nothing is filtered."""
+        masks = [m for f in FILTERS if (m := f.mask(getattr(self, f.field), catalog)) is not None]
+        return np.logical_and.reduce(masks) if masks else None
+
+
+def address_key(key: str) -> bool:
+    """Whether an address key is a filter's (the page keeps them when it moves between views)."""
+    return any(key == f.key or (isinstance(f, MinScores) and key.startswith(f.key)) for f in FILTERS)
 
 
 NO_FILTERS = Filters()

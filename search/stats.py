@@ -5,9 +5,8 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
-from .catalog import spread
 from .corpus import Paper
-from .filters import MIN_DECIDED, decision_group
+from .filters import MIN_DECIDED, decision_group, spread
 
 
 @dataclass

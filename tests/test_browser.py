@@ -282,7 +282,8 @@ def test_a_paper_of_the_whole_venue_shows_its_fate_ratings_and_folded_reviews(ve
     first = reviewers[0]
     summary = page.get_by_text(first["summary"][:50], exact=False)
     assert not summary.first.is_visible()
-    page.get_by_text(first["reviewer"], exact=False).first.click()
+    # the reviewer's name is also in the scores table (a grid whose cells are hidden): the expander's own
+    page.locator("[data-testid='stExpander'] summary").filter(has_text=first["reviewer"]).first.click()
     summary.first.wait_for(state="visible", timeout=10_000)
     shots = tmp_path_factory.mktemp("shots")
     page.screenshot(path=str(shots / "paper-reviews.png"), full_page=True)
@@ -323,7 +324,7 @@ def test_a_reviews_math_is_drawn_on_the_paper_page(venue_server, page, venue_eng
     page.goto(f"{venue_server}/?paper={paper.id}")
     page.get_by_text("Reviews · ").first.wait_for(timeout=60_000)
     settled(page)
-    page.get_by_text(review["reviewer"], exact=False).first.click()
+    page.locator("[data-testid='stExpander'] summary").filter(has_text=review["reviewer"]).first.click()
     folded = page.locator("[data-testid='stExpander']").filter(has_text=review["reviewer"]).first
     maths = folded.locator("math")
     maths.first.wait_for(state="visible", timeout=10_000)

@@ -24,10 +24,10 @@ def test_the_address_gives_filters_and_names_what_it_ignored():
                                         "min_soundness": ["many"], "min_presentation": ["2.5"]})
     assert f == Filters(areas=("optimization", "robotics"), authors=("Müller",), decisions=("all",),
                         min_scores=(("presentation", 2.5),))
-    assert ignored == ["sort=Stars! (use relevance, rating, oral, controversy, reviews or a sub-score)",
-                       "decision=maybe (use accepted, rejected, withdrawn, undecided, oral, spotlight, poster, active, all)",
+    assert ignored == ["decision=maybe (use accepted, rejected, withdrawn, undecided, oral, spotlight, poster, active, all)",
+                       "min_rating=eleven (use a rating from 0 to 10)",
                        "min_soundness=many (use a score from 0 to 10)",
-                       "min_rating=eleven (use a rating from 0 to 10)"]
+                       "sort=Stars! (use relevance, rating, oral, controversy, reviews or a sub-score)"]
     assert Filters.from_address({"min_rating": ["6.5"], "sort": ["oral"]}) == (Filters(min_rating=6.5, sort="oral"), [])
 
 
@@ -54,7 +54,7 @@ def test_an_author_filter_on_an_index_without_authors_is_named_not_applied():
     assert not Filters(decisions=("all",)).narrows and Filters(decisions=("Rejected",)).narrows
     dropped = Filters(decisions=("rejected",), min_scores=(("soundness", 3),)).known([], [])
     assert dropped.decisions == () and dropped.min_scores == ()
-    assert dropped.unknown == ("decision 'rejected'", "sub-score 'soundness'")
+    assert dropped.unknown == ("decision 'rejected' (this index holds no decisions)", "sub-score 'soundness'")
     with pytest.raises(FilterError, match="unknown decision 'maybe'"):
         Filters(decisions=("maybe",))
 
@@ -69,3 +69,44 @@ def test_a_minimum_rating_on_an_index_without_ratings_is_named_not_applied():
     f = Filters(min_rating=6).known([], [], has_ratings=False)
     assert f.min_rating is None and f.unknown == ("min_rating=6 (this index has no review ratings)",)
     assert Filters(min_rating=6).known([], []).min_rating == 6
+
+
+def test_every_filter_is_declared_once_and_written_back_as_it_was_read():
+    from dataclasses import fields
+
+    from search.filters import FILTERS, address_key
+
+    assert [f.field for f in FILTERS] == sorted({f.field for f in FILTERS}, key=[f.field for f in FILTERS].index)
+    assert {f.field for f in FILTERS} == {f.name for f in fields(Filters)} - {"unknown"}
+    full = Filters(areas=("optimization", "robotics"), venues=("ICLR 2026 Oral",), authors=("Müller",),
+                   min_rating=6.5, sort="soundness", decisions=("accepted", "undecided"),
+                   min_scores=(("presentation", 2.5), ("soundness", 3.0)))
+    address = full.to_address()
+    assert Filters.from_address(address) == (full, [])
+    assert all(address_key(k) for k in address) and not address_key("q") and not address_key("paper")
+    assert Filters().to_address() == {} and Filters.from_address({}) == (Filters(), [])
+
+
+def test_a_filter_is_applied_from_its_declaration_to_the_index_columns():
+    import numpy as np
+
+    from search.catalog import Catalog
+    from search.corpus import Paper
+
+    papers = [Paper(id=f"p{i}", title=f"t{i}", title_derived=False, abstract="a", text="a", primary_area=area,
+                    decision=decision,
+                    avg_rating=rating, ratings=[rating] if rating is not None else [], authors=authors,
+                    sub_scores={"soundness": score} if score is not None else {})
+              for i, (area, decision, rating, authors, score) in enumerate([
+                  ("optimization", "Poster", 6.0, ["Yann LeCun"], 3.0),
+                  ("robotics", "Rejected", 4.0, ["Ana Müller"], 2.0),
+                  ("optimization", "Under review", None, [], None)])]
+    catalog = Catalog(papers)
+    mask = lambda **kw: catalog.mask(catalog.known(Filters(**kw)))  # noqa: E731
+    assert mask(decisions=("all",)) is None
+    assert mask().tolist() == [True, False, False]  # the default: the accepted papers
+    assert mask(areas=("optimization",), decisions=("all",)).tolist() == [True, False, True]
+    assert mask(authors=("muller",), decisions=("all",)).tolist() == [False, True, False]
+    assert mask(min_rating=5, decisions=("all",)).tolist() == [True, False, False]
+    assert mask(min_scores=(("soundness", 2.5),), decisions=("active",)).tolist() == [True, False, False]
+    assert np.array_equal(mask(decisions=("rejected", "undecided")), [False, True, True])

@@ -108,4 +108,4 @@ def test_cli_area_filter_and_unknown_area(iclr_index):
     hits = json.loads(r.stdout)["hits"]
     assert hits and all(h["primary_area"] == "reinforcement learning" for h in hits)
     r = run_cli("query", "x", "--index", str(iclr_index), "--area", "astrology")
-    assert r.returncode == 2 and "unknown --area 'astrology'" in r.stderr
+    assert r.returncode == 2 and "this index cannot apply area 'astrology'" in r.stderr

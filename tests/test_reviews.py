@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from search.catalog import spread
+from search.filters import spread
 from search.display import block_html
 from search.filters import MIN_DECIDED, decision_group
 from search.text import strip_control
@@ -54,7 +54,7 @@ def test_decision_filter_defaults_to_accepted_and_opens_to_every_submission(venu
     both = hits_of("language models", "--decision", "withdrawn,rejected", "-k", "50", "--index", str(venue_index))
     assert {h["decision"] for h in both} == {"Rejected", "Withdrawn"}
     bad = cli("query", "x", "--decision", "maybe", "--index", str(venue_index))
-    assert bad.returncode == 2 and "unknown decision 'maybe'" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "--decision maybe (use accepted" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_an_index_without_decisions_refuses_the_filter_and_searches_as_before(seed_index):
