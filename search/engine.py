@@ -151,6 +151,24 @@ class Result:
         return f"{first}{self.matched} papers that match, {words}"
 
 
+@dataclass
+class Read:
+    """A query as the pipeline reads it (Engine._read): what is searched, how, and in which space."""
+    text: str                 # as searched: cut to MAX_QUERY_CHARS, a question's words as asked
+    kind: str                 # ranking.query_kind
+    language: str
+    mode: str                 # the mode run: "keyword" while too few papers have their vector (by_words)
+    by_words: bool
+    notice: str               # another language on an index that can only search it as English
+    terms: set[str] = field(default_factory=set)   # its stems that carry meaning, for marking matches
+    lex_scores: np.ndarray | None = None          # BM25 of every paper
+    vec: np.ndarray | None = None                 # in the English space, or the multilingual one (ml)
+    truncated: bool = False
+    ml: ranking.Candidates | None = None          # every paper's multilingual signals
+    ml_scores: np.ndarray | None = None           # their dense score, -inf where the filters leave a paper out
+    sentences: Evidence | None = None             # the sentence vectors of the space it is ranked in
+
+
 def score_text(hit: Hit, score_name: str) -> str:
     """The score a list is ranked by, and the cosine beside it when that is another score."""
     if score_name == "cosine" or hit.cosine is None:
@@ -299,6 +317,8 @@ class Engine:
         return result
 
     def _search(self, query: str, k: int, mode: str, filters: Filters, evidence: bool) -> Result:
+        """The query pipeline: read the query -> candidates, fused -> re-scored by the reviewers' summaries
+        -> floor and order -> hits, with the notices that say how they were found."""
         query = (query or "").strip()
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -308,7 +328,24 @@ class Engine:
         if isinstance(setup, Result):
             return setup
         sort, unsorted, mask, k, n = setup
-        pool = max(POOL, n)
+        q = self._read(query, mode, mask)
+        if isinstance(q, Result):
+            return q
+        rows, scores, score_name = self._ranked(q, mask, n)
+        blended = dict(zip(rows.tolist(), np.asarray(scores, dtype=float).tolist()))
+        rows, scores, rescored = self._rescored(q, rows, scores, score_name, n)
+        score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
+        floor_scores, floor = self._floor(q, blended, score_name)
+        rows, kept = self._order(rows[:n].tolist(), floor_scores, sort, k, floor)
+        hits = self._found(q, rows, score_of, evidence, rescored)
+        message, unembedded = self._notices(q, hits, unsorted, mask)
+        return Result(hits, message, q.truncated, mode, q.terms, q.language,
+                      "english" if q.ml is None else "multilingual", score_name, q.kind, sort, kept,
+                      by_words=q.by_words, unembedded=unembedded)
+
+    def _read(self, query: str, mode: str, mask: np.ndarray | None) -> Read | Result:
+        """The query's language, kind, the mode it runs in and its vector in the space it is ranked in; a
+        Result where it cannot be searched (a script the index has no space for)."""
         rk = self.rankers
         language = detect_language(query[:2000])
         missing = MULTILINGUAL_COMING if "multilingual" in self.manifest.pending else NO_MULTILINGUAL
@@ -318,84 +355,96 @@ class Engine:
         kind = ranking.query_kind(query[:MAX_QUERY_CHARS])
         query = ranking.as_asked(query, kind)
         text = query[:MAX_QUERY_CHARS]
-        asked, by_words = mode, mode != "keyword" and self._by_words(mask)
-        mode = "keyword" if by_words else mode
-        ml = None
+        by_words = mode != "keyword" and self._by_words(mask)
+        q = Read(text, kind, language, "keyword" if by_words else mode, by_words, notice,
+                 terms=rk.lexical.meaningful(lexical.query_terms(text)), lex_scores=rk.lexical.scores(text))
         if by_words:  # the words stage: no vector to compare the query with
-            vec, truncated, sentences = None, False, None
-        elif language != "en" and rk.multilingual:  # MiniLM knows English only: rank across languages
-            vec, truncated = self.queries.across_languages(text), False
-            ml, sentences = rk.multilingual_candidates(vec), rk.ml_evidence
-            ml_scores = ml.dense(self.weights)
-            ml_scores = ml_scores if mask is None else np.where(mask, ml_scores, -np.inf)
+            return q
+        if language != "en" and rk.multilingual:  # MiniLM knows English only: rank across languages
+            q.vec = self.queries.across_languages(text)
+            q.ml, q.sentences = rk.multilingual_candidates(q.vec), rk.ml_evidence
+            scores = q.ml.dense(self.weights)
+            q.ml_scores = scores if mask is None else np.where(mask, scores, -np.inf)
         else:
-            vec, truncated = self.queries.english(query)
-            sentences = rk.evidence
-        terms = rk.lexical.meaningful(lexical.query_terms(text))
+            q.vec, q.truncated = self.queries.english(query)
+            q.sentences = rk.evidence
+        return q
 
-        def dense(n: int) -> np.ndarray:
-            return rk.dense(vec, n, mask) if ml is None else top_rows(ml_scores, n)
+    def _cosines(self, q: Read, rows) -> np.ndarray:
+        return self.rankers.cosines(rows, q.vec) if q.ml is None else q.ml_scores[rows]
 
-        lex_scores = rk.lexical.scores(text)
-        if mode == "semantic":
+    def _ranked(self, q: Read, mask: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray, str]:
+        """The candidates in the query's mode, best first, with their scores and the score's name."""
+        rk, pool = self.rankers, max(POOL, n)
+
+        def dense(m: int) -> np.ndarray:
+            return rk.dense(q.vec, m, mask) if q.ml is None else top_rows(q.ml_scores, m)
+
+        if q.mode == "semantic":
             rows = dense(n)
-            scores = rk.cosines(rows, vec) if ml is None else ml_scores[rows]
-            score_name = "cosine"
-        else:
-            lex_rows = rk.lexical_rows(lex_scores, pool, mask)
-            if mode == "keyword":
-                rows, scores, score_name = lex_rows, lex_scores[lex_rows], "BM25"
-            else:
-                rows, scores = rk.fuse(rk.candidates(vec, dense(pool), lex_rows, lex_scores, ml), kind,
-                                       self.fusion, self.weights)
-                score_name = "match"
-        blended = dict(zip(rows.tolist(), np.asarray(scores, dtype=float).tolist()))
-        # the weight of the reviewers' summaries was chosen over the English blend's POOL best (summaries.py)
-        rescored = score_name == "match" and ml is None and rk.summaries is not None and self.fusion == "blend"
-        if rescored:
-            top = max(POOL, n)
-            rows, scores = summaries.rescore(rows[:top], scores[:top], rk.summaries.best(rows[:top], vec))
-        score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
+            return rows, self._cosines(q, rows), "cosine"
+        lex_rows = rk.lexical_rows(q.lex_scores, pool, mask)
+        if q.mode == "keyword":
+            return lex_rows, q.lex_scores[lex_rows], "BM25"
+        rows, scores = rk.fuse(rk.candidates(q.vec, dense(pool), lex_rows, q.lex_scores, q.ml), q.kind,
+                               self.fusion, self.weights)
+        return rows, scores, "match"
+
+    def _rescored(self, q: Read, rows: np.ndarray, scores: np.ndarray, score_name: str, n: int):
+        """The English blend's best re-scored by the reviewers' summaries (the view its weight was chosen
+        over: summaries.py), and whether they were."""
+        rk = self.rankers
+        if not (score_name == "match" and q.ml is None and rk.summaries is not None and self.fusion == "blend"):
+            return rows, scores, False
+        top = max(POOL, n)
+        return (*summaries.rescore(rows[:top], scores[:top], rk.summaries.best(rows[:top], q.vec)), True)
+
+    def _floor(self, q: Read, blended: dict[int, float], score_name: str):
+        """What a sorted list's relevance floor is measured on, and the floor."""
         if score_name == "match":  # the floor is measured on the blend, before the summaries' view
-            floor_scores, floor = lambda r: [blended[i] for i in r], MATCH_FLOOR
-        elif vec is None:  # no floor was measured on BM25 alone: a sorted list keeps every paper sharing a word
-            floor_scores, floor = lambda r: [blended[i] for i in r], 0.0
-        else:
-            floor_scores, floor = (lambda r: rk.cosines(r, vec) if ml is None else ml_scores[r]), COSINE_FLOOR
-        rows, kept = self._order(rows[:n].tolist(), floor_scores, sort, k, floor)
-        cosines = [None] * len(rows) if vec is None else rk.cosines(rows, vec) if ml is None else ml_scores[rows]
+            return (lambda r: [blended[i] for i in r]), MATCH_FLOOR
+        if q.vec is None:  # no floor was measured on BM25 alone: a sorted list keeps every paper sharing a word
+            return (lambda r: [blended[i] for i in r]), 0.0
+        return (lambda r: self._cosines(q, r)), COSINE_FLOOR
+
+    def _found(self, q: Read, rows: list[int], score_of: dict[int, float], evidence: bool,
+               rescored: bool) -> list[Hit]:
+        """The rows as hits: each with its cosine (none for a paper not embedded yet), the sentences that
+        matched, and the reviewer's summary that lifted it where one did."""
+        rk = self.rankers
+        cosines = [None] * len(rows) if q.vec is None else self._cosines(q, rows)
         if rk.embedded is not None:  # a paper without its vector has no cosine to show
             cosines = [c if rk.embedded[r] else None for r, c in zip(rows, cosines)]
-        explain = (lambda r: sentences.best(r, vec)) if evidence and sentences is not None else None
+        explain = (lambda r: q.sentences.best(r, q.vec)) if evidence and q.sentences is not None else None
         hits = self._hits(rows, score_of, cosines, explain)
         if explain and rescored and self.reviews:
             for h, row in zip(hits, rows):
                 if h.cosine is not None:
-                    h.passage = self._summary_said(row, vec, h.cosine, terms)
-        messages = [unsorted]
-        if truncated:
+                    h.passage = self._summary_said(row, q.vec, h.cosine, q.terms)
+        return hits
+
+    def _notices(self, q: Read, hits: list[Hit], unsorted: str, mask: np.ndarray | None) -> tuple[str, int]:
+        """What the list says above it, and how many of the papers searched have no vector yet."""
+        messages = [BY_WORDS if q.by_words else "", unsorted]
+        if q.truncated:
             messages.append(f"Your text is longer than the model's window of {self.max_tokens} tokens; "
                             "only its beginning was searched.")
         elif not hits:
-            messages.append("No paper contains these words." if by_words else
+            messages.append("No paper contains these words." if q.by_words else
                             "No paper contains these words. Try the semantic or hybrid mode.")
-        if any(h.cosine is not None for h in hits) and mode != "keyword":
-            matched = bool(lex_scores.max() > 0)
+        if any(h.cosine is not None for h in hits) and q.mode != "keyword":
+            matched = bool(q.lex_scores.max() > 0)
             # across languages BM25 rarely has a word to share: the cosine alone decides there
             best = max(h.cosine for h in hits if h.cosine is not None)
-            messages.append(nothing_close(best, matched or ml is not None, kind == "name" and matched))
-        if ml is not None and len(query.strip()) < SHORT_ACROSS:
+            messages.append(nothing_close(best, matched or q.ml is not None, q.kind == "name" and matched))
+        if q.ml is not None and len(q.text.strip()) < SHORT_ACROSS:
             messages.append(ACROSS_TIP)
-        if notice:  # a Latin-script language may be misread English: searched in English, and said so
-            messages += [notice, "It was searched as English."]
-        unembedded = 0 if mode == "keyword" and not by_words else self._unembedded(mask)
-        if by_words:
-            messages.insert(0, BY_WORDS)
-        elif unembedded:
-            messages.append((NEW_LEFT_OUT if mode == "semantic" else NEW_BY_WORDS).format(n=unembedded))
-        return Result(hits, " ".join(m for m in messages if m), truncated, asked, terms, language,
-                      "english" if ml is None else "multilingual", score_name, kind, sort, kept,
-                      by_words=by_words, unembedded=unembedded)
+        if q.notice:  # a Latin-script language may be misread English: searched in English, and said so
+            messages += [q.notice, "It was searched as English."]
+        unembedded = 0 if q.mode == "keyword" and not q.by_words else self._unembedded(mask)
+        if unembedded and not q.by_words:
+            messages.append((NEW_LEFT_OUT if q.mode == "semantic" else NEW_BY_WORDS).format(n=unembedded))
+        return " ".join(m for m in messages if m), unembedded
 
     def _setup(self, filters: Filters, k: int, mode: str, exclude: list[int] = ()):
         """What every list starts from: (sort, its notice, mask, k, candidates to take), or the Result
