@@ -102,7 +102,7 @@ def main() -> None:
     import numpy as np
 
     lines += ["", "Which multilingual vectors score a paper (semantic ranking, MRR@10):", "",
-              "| queries | abstract only | title only | mean of abstract and title | shipped (ranking.Weights) |",
+              "| queries | abstract only | title only | mean of abstract and title | shipped (fusion.Weights) |",
               "|---|---|---|---|---|"]
     rows_of = {p.id: i for i, p in enumerate(engine.papers)}
     for lang in ("zh", "fr"):

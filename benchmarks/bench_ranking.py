@@ -11,18 +11,18 @@ also gives the hybrid without them. Without --records the corpora have no review
 
 1. On every development set (queries people type: names, keywords, questions, paraphrases, titles,
    Chinese and French), each query's candidates and their signals are taken once; a grid over
-   ranking.Weights picks the weights with the best mean of the sets' main figure (precision@10 for
+   fusion.Weights picks the weights with the best mean of the sets' main figure (precision@10 for
    questions, which have many relevant papers; MRR@10 for the others). Sets count alike, whatever
    their size.
 2. Every set, development and held-out, in every mode: semantic, keyword, hybrid with the weights
-   shipped (ranking.DEFAULT_WEIGHTS) and with the previous fixed blend (α = 0.3, no sentences).
+   shipped (fusion.DEFAULT_WEIGHTS) and with the previous fixed blend (α = 0.3, no sentences).
 3. "Nothing close": the best cosine of every development query's hits, and whether a paper shares a
    word with it, against text that is no paper's subject, for NOTHING_CLOSE and NO_SHARED_WORD_CLOSE.
 4. Names and keywords keep the first hit the previous blend gave them, on the conference index that the
    page serves (seeds + conference: JanusVLN is a seed paper), named by --conference:
        python index_build.py seeds ../shared/data/iclr2026_papers.jsonl --out conference-index \
            --cache .embedding_cache
-The weights shipped are set by hand in search/ranking.py from step 1's output; step 2 then measures them.
+The weights shipped are set by hand in search/fusion.py from step 1's output; step 2 then measures them.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 from benchmarks.report import ENGLISH, OTHER, arguments, collect, engine_maker, main_metric, sets, write_report
-from search.ranking import KINDS
+from search.fusion import KINDS
 
 PREVIOUS = dict(name=0.3, topic=0.3, title=0.3, question=0.3, description=0.3, sentence=0.0, multilingual=0.7,
                 ml_abstract=1.0, ml_title=1.0, ml_sentence=0.0)
@@ -54,7 +54,7 @@ FAR = ["[server]\nport = 8501\nheadless = true\n[theme]\nbase = 'dark'",
 
 def score_set(collected: list[tuple], weights, metric: str) -> float:
     from search.evaluate import metrics
-    from search.ranking import rank
+    from search.fusion import rank
 
     values = []
     for cands, kind, relevant, ids in collected:
@@ -114,7 +114,7 @@ def names_section(conference: Path, model) -> list[str]:
     """Step 4: the first hit of each NAMED query under the shipped ranking and the previous blend."""
     from search.engine import Engine
     from search.index import load_index
-    from search.ranking import Weights
+    from search.fusion import Weights
 
     data = load_index(conference)
     now_e, before_e = Engine(data, model), without_summaries(Engine(data, model, weights=Weights(**PREVIOUS)))
@@ -142,7 +142,7 @@ def main() -> None:
     from search.embed import load_model
     from search.evaluate import METRICS, evaluate, load_queries, read_qrels
     from search.index import load_index
-    from search.ranking import DEFAULT_WEIGHTS, Weights
+    from search.fusion import DEFAULT_WEIGHTS, Weights
 
     model = load_model()
     if args.names_only:

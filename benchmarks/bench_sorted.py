@@ -73,7 +73,7 @@ def main() -> None:
     from search.embed import load_model
     from search.engine import COSINE_FLOOR, MATCH_FLOOR, MODES
     from search.evaluate import load_queries, metrics, read_qrels
-    from search.ranking import DEFAULT_WEIGHTS
+    from search.fusion import DEFAULT_WEIGHTS
 
     engine_for = engine_maker(load_model(), args.cache)
     lines = [f"Machine: {machine()}",
@@ -114,13 +114,13 @@ def main() -> None:
     shaped = {json.loads(line)["question"] for line in (ROOT / "benchmarks" / "data" / "questions.jsonl").open()
               if json.loads(line).get("shape") == "make X cheaper"}
     lines += ["", "## 2. \"Make X cheaper / faster / smaller\" questions", "",
-              "Each question as typed, and read as the engine reads it (ranking.as_asked: \"cheaper\", \"faster\", "
+              "Each question as typed, and read as the engine reads it (fusion.as_asked: \"cheaper\", \"faster\", "
               "\"smaller\" ... as \"more efficient\"); the other questions of the set beside them, to show what the "
               "reading costs them.", "",
               "| split | question | mode | as typed P@5 | P@10 | as read P@5 | P@10 |", "|---|---|---|---|---|---|---|"]
-    import search.ranking as ranking
+    import search.fusion as fusion
 
-    shipped_reading = ranking.as_asked
+    shipped_reading = fusion.as_asked
     for split, root in (("dev", args.devsets), ("held-out", args.testsets)):
         dataset = root / "questions"
         queries, qrels = load_queries(dataset), read_qrels(dataset, "test")
@@ -132,7 +132,7 @@ def main() -> None:
             for mode in MODES:
                 row = []
                 for reading in ("typed", "read"):
-                    ranking.as_asked = shipped_reading if reading == "read" else (lambda query, kind: query)
+                    fusion.as_asked = shipped_reading if reading == "read" else (lambda query, kind: query)
                     engine.clear_cache()
                     ranked = [[h.paper.id, *h.paper.aliases] for h in engine.search(text, 10, mode, evidence=False).hits]
                     p5, p10 = metrics(ranked[:5], qrels[qid])["P@10"] * 2, metrics(ranked, qrels[qid])["P@10"]
@@ -141,7 +141,7 @@ def main() -> None:
                     means.setdefault((text in shaped, mode, reading + "5"), []).append(p5)
                 if text in shaped:
                     lines.append(f"| {split} | {text} | {mode} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
-        ranking.as_asked = shipped_reading
+        fusion.as_asked = shipped_reading
         for group in (True, False):
             for mode in MODES:
                 figures = [statistics.mean(means[(group, mode, r)]) for r in ("typed5", "typed", "read5", "read")]

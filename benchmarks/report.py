@@ -200,7 +200,7 @@ def collect(engine, queries: dict[str, str], qrels: dict) -> list[tuple]:
     """(candidates, kind, relevant ids) per judged query, under the shipped weights' dense pool."""
     from search.engine import POOL, top_rows
     from search.multilingual import detect_language
-    from search.ranking import query_kind
+    from search.fusion import query_kind
 
     out = []
     ids = [[p.id, *p.aliases] for p in engine.papers]

@@ -18,7 +18,7 @@ from .openreview_api import API_ENV, DEFAULT_API, Api, FetchError, Policy, defau
 from .export import FORMATS, export
 from .filters import FILTERS, Filters
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
-from .ranking import DEFAULT_WEIGHTS, KINDS, Weights
+from .fusion import DEFAULT_WEIGHTS, KINDS, Weights
 
 # the query commands' own failures, beside those every script expects (guard.EXPECTED_ERRORS)
 QUERY_ERRORS = (FetchError, UnknownPaper)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import explore, lexical, ranking, reviews, summaries
+from . import explore, fusion, lexical, reviews, summaries
 from .catalog import Catalog, UnknownPaper, ordered
 from .fared import Fared, tally
 from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
@@ -22,7 +22,8 @@ from .manifest import Manifest
 from .multilingual import NON_LATIN, detect_language, load_space
 from .query_cache import MAX_QUERY_CHARS, QueryCache
 from .query_encoder import load_encoder
-from .rankers import POOL, Rankers, rrf_ranked, top_rows, unit
+from .fusion import rrf_ranked
+from .rankers import POOL, Rankers, top_rows, unit
 
 __all__ = ["Engine", "Filters", "Hit", "Result", "UnknownPaper", "open_engine", "SORTS", "MAX_QUERY_CHARS", "POOL",
            "top_rows"]
@@ -37,7 +38,7 @@ EXAMPLE_QUERIES = [
 
 MODES = ("hybrid", "semantic", "keyword")
 DEFAULT_MODE = "hybrid"   # measured best on the development sets (docs/quality.md, "Search quality")
-DEFAULT_FUSION = "blend"  # weighed per kind of query (ranking.Weights); "rrf" for reciprocal-rank fusion
+DEFAULT_FUSION = "blend"  # weighed per kind of query (fusion.Weights); "rrf" for reciprocal-rank fusion
 NO_MULTILINGUAL = ("This query looks like another language ({language}), and this index was built without the "
                    "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "
                    "`python index_build.py` (the multilingual space is on by default) to search across "
@@ -121,7 +122,7 @@ class Result:
     language: str = "en"      # as detected; other languages rank in the multilingual space
     space: str = "english"    # "multilingual" when the query was searched across languages
     score_name: str = "cosine"  # what Hit.score is: "match" (hybrid blend), "cosine", "BM25" or "SVM"
-    kind: str = ""            # how ranking.query_kind read the query (ranking.KINDS)
+    kind: str = ""            # how fusion.query_kind read the query (fusion.KINDS)
     sort: str = "relevance"   # the order the hits are in (filters.SORT_LIST, or a sub-score)
     matched: int = 0          # under a sort: the papers above the relevance floor, of which hits are the first
     undecided: int = 0        # of the best matches among accepted and undecided papers, how many the accepted-only
@@ -155,7 +156,7 @@ class Result:
 class Read:
     """A query as the pipeline reads it (Engine._read): what is searched, how, and in which space."""
     text: str                 # as searched: cut to MAX_QUERY_CHARS, a question's words as asked
-    kind: str                 # ranking.query_kind
+    kind: str                 # fusion.query_kind
     language: str
     mode: str                 # the mode run: "keyword" while too few papers have their vector (by_words)
     by_words: bool
@@ -164,7 +165,7 @@ class Read:
     lex_scores: np.ndarray | None = None          # BM25 of every paper
     vec: np.ndarray | None = None                 # in the English space, or the multilingual one (ml)
     truncated: bool = False
-    ml: ranking.Candidates | None = None          # every paper's multilingual signals
+    ml: fusion.Candidates | None = None          # every paper's multilingual signals
     ml_scores: np.ndarray | None = None           # their dense score, -inf where the filters leave a paper out
     sentences: Evidence | None = None             # the sentence vectors of the space it is ranked in
 
@@ -190,7 +191,7 @@ def nothing_close(best: float, shared_word: bool = True, name_found: bool = Fals
 def nothing_close_upload(texts: list[str], best: np.ndarray) -> str:
     """The notice for uploaded texts, given each one's closest cosine: close when some text long enough to
     be an abstract or a title is close."""
-    judged = [b for t, b in zip(texts, best) if len(ranking.content_words(t)) >= UPLOAD_WORDS]
+    judged = [b for t, b in zip(texts, best) if len(fusion.content_words(t)) >= UPLOAD_WORDS]
     if judged:
         return nothing_close(float(max(judged)))
     return ("Nothing in this index is close to these texts: none reads like an abstract or a title (each has "
@@ -214,7 +215,7 @@ class Engine:
     """Answers queries over one loaded index: `search`, `similar`, `like_texts` and `shared`."""
 
     def __init__(self, data: IndexData, model, fingerprint: str | None = None, query_cache: int = 256,
-                 fusion: str = DEFAULT_FUSION, weights: ranking.Weights = ranking.DEFAULT_WEIGHTS):
+                 fusion: str = DEFAULT_FUSION, weights: fusion.Weights = fusion.DEFAULT_WEIGHTS):
         encoder = as_encoder(model, fingerprint)
         m = data.manifest
         if encoder.get_embedding_dimension() != m.dimension:
@@ -352,8 +353,8 @@ class Engine:
         notice = missing.format(language=language) if language != "en" and not rk.multilingual else ""
         if notice and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
             return Result(message=notice, mode=mode, language=language)
-        kind = ranking.query_kind(query[:MAX_QUERY_CHARS])
-        query = ranking.as_asked(query, kind)
+        kind = fusion.query_kind(query[:MAX_QUERY_CHARS])
+        query = fusion.as_asked(query, kind)
         text = query[:MAX_QUERY_CHARS]
         by_words = mode != "keyword" and self._by_words(mask)
         q = Read(text, kind, language, "keyword" if by_words else mode, by_words, notice,
@@ -386,8 +387,8 @@ class Engine:
         lex_rows = rk.lexical_rows(q.lex_scores, pool, mask)
         if q.mode == "keyword":
             return lex_rows, q.lex_scores[lex_rows], "BM25"
-        rows, scores = rk.fuse(rk.candidates(q.vec, dense(pool), lex_rows, q.lex_scores, q.ml), q.kind,
-                               self.fusion, self.weights)
+        rows, scores = fusion.fuse(rk.candidates(q.vec, dense(pool), lex_rows, q.lex_scores, q.ml), q.kind,
+                                   self.fusion, self.weights)
         return rows, scores, "match"
 
     def _rescored(self, q: Read, rows: np.ndarray, scores: np.ndarray, score_name: str, n: int):

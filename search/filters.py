@@ -98,8 +98,19 @@ def _spread(p: Paper) -> float:
     return -s if s is not None else LAST
 
 
+def is_oral(p: Paper) -> bool:
+    """An oral by its decision, or by its venue where the records carry no decision ("ICLR 2026 Oral")."""
+    return p.decision == "Oral" or "oral" in p.venue.lower().split()
+
+
+def in_programme(p: Paper) -> bool:
+    """Known to be in the conference's programme: accepted by its decision, or by its venue's word."""
+    return decision_group(p.decision) == "accepted" or bool({"oral", "poster", "spotlight"}
+                                                             & set(p.venue.lower().split()))
+
+
 def _oral(p: Paper) -> int:
-    return 0 if "oral" in p.venue.lower().split() else 1
+    return 0 if is_oral(p) else 1
 
 
 # Each sort but relevance breaks ties by the mean rating; papers without reviews go last.

@@ -1,18 +1,18 @@
-"""The rankers a query runs through: nearest vectors (FAISS), BM25, the multilingual space, their fusion,
-and the per-list SVM of "papers like these". They score rows; the engine turns rows into results."""
+"""The rankers a query runs through: nearest vectors (FAISS), BM25, the multilingual space, the candidates
+they give together (fused in fusion.py), and the per-list SVM of "papers like these". They score rows; the
+engine turns rows into results."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import numpy as np
 
-from . import lexical, ranking
+from . import fusion, lexical
 from .evidence import Evidence
 from .multilingual import MultilingualSpace
 from .summaries import Summaries
 
 POOL = 100     # candidates each ranker contributes to the fusion
-RRF_K = 60
 SVM_C = 0.01   # arxiv-sanity's setting for "papers like my library"
 
 
@@ -22,23 +22,6 @@ def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
     top = np.argpartition(-scores, n - 1)[:n]
     top = top[np.argsort(-scores[top], kind="stable")]
     return top[np.isfinite(scores[top])]
-
-
-def rrf(rankings: Iterable[np.ndarray], k: int = RRF_K) -> dict[int, float]:
-    """Reciprocal-rank fusion of ranked row lists."""
-    fused: dict[int, float] = {}
-    for ranked in rankings:
-        for rank, row in enumerate(ranked):
-            fused[int(row)] = fused.get(int(row), 0.0) + 1.0 / (k + rank + 1)
-    return fused
-
-
-def rrf_ranked(rankings: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows by reciprocal-rank fusion, best first, with scores scaled so that first in all rankings is 1.0."""
-    rankings = list(rankings)
-    fused = rrf(rankings)
-    rows = np.array(sorted(fused, key=lambda r: -fused[r]), dtype=np.int64)
-    return rows, np.array([fused[r] for r in rows.tolist()]) * (RRF_K + 1) / len(rankings)
 
 
 def unit(vec: np.ndarray) -> np.ndarray:
@@ -126,43 +109,32 @@ class Rankers:
             nonzero = nonzero[np.argpartition(-scores[nonzero], pool)[:pool]]
         return nonzero[np.argsort(-scores[nonzero], kind="stable")]
 
-    def multilingual_candidates(self, vec: np.ndarray) -> ranking.Candidates:
+    def multilingual_candidates(self, vec: np.ndarray) -> fusion.Candidates:
         """Every paper's multilingual signals: cosine to its abstract, its title and its closest sentence."""
         ml, q = self.multilingual, vec.ravel()
         sentence = None
         if self.ml_evidence is not None:
             sentence = np.maximum.reduceat(self.ml_evidence.vectors @ q, self.ml_evidence.offsets[:-1])
         n = len(ml.abstracts)
-        return ranking.Candidates(np.arange(n), np.zeros(n, np.float32), ml.abstracts @ q, sentence,
+        return fusion.Candidates(np.arange(n), np.zeros(n, np.float32), ml.abstracts @ q, sentence,
                                   ml.titles @ q, self.derived)
 
     def candidates(self, vec: np.ndarray, dense_rows: np.ndarray, lex_rows: np.ndarray, lex_scores: np.ndarray,
-                   ml: ranking.Candidates | None = None) -> ranking.Candidates:
+                   ml: fusion.Candidates | None = None) -> fusion.Candidates:
         """The union of the dense and BM25 pools with each paper's signals (for the blend, and for tuning it)."""
         rows = np.unique(np.concatenate([dense_rows, lex_rows])).astype(np.int64)
         if ml is not None:
-            return ranking.Candidates(rows, lex_scores[rows], ml.doc[rows],
+            return fusion.Candidates(rows, lex_scores[rows], ml.doc[rows],
                                       None if ml.sentence is None else ml.sentence[rows], ml.title[rows],
                                       ml.derived[rows])
         sentence = None
         if self.evidence is not None:
-            sentence = ranking.best_sentence(self.evidence.vectors, self.evidence.offsets, rows, vec)
+            sentence = fusion.best_sentence(self.evidence.vectors, self.evidence.offsets, rows, vec)
         cosines = self.cosines(rows, vec)
         if self.embedded is not None:  # a paper without its vector counts as the least close of those with one,
             has = self.embedded[rows]   # so it is ranked by its words and the others' scaling is kept
             cosines = np.where(has, cosines, cosines[has].min() if has.any() else 0.0)
-        return ranking.Candidates(rows, lex_scores[rows], cosines, sentence)
-
-    @staticmethod
-    def fuse(cands: ranking.Candidates, kind: str, fusion: str, weights: ranking.Weights
-             ) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates ranked by the blend of `weights` for the query's kind, or by reciprocal-rank fusion."""
-        if fusion == "rrf":
-            dense = cands.rows[np.argsort(-cands.dense(weights, kind), kind="stable")]
-            has_word = cands.lexical > 0
-            lex = cands.rows[has_word][np.argsort(-cands.lexical[has_word], kind="stable")]
-            return rrf_ranked([dense, lex])
-        return ranking.rank(cands, weights, kind)
+        return fusion.Candidates(rows, lex_scores[rows], cosines, sentence)
 
     def svm_scores(self, rows: list[int], extra: np.ndarray | None = None) -> np.ndarray:
         """Papers like a list: a linear SVM per list, the list against all other papers (as arxiv-sanity).

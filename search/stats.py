@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 from .corpus import Paper
-from .filters import MIN_DECIDED, decision_group, spread
+from .filters import MIN_DECIDED, decision_group, in_programme, is_oral, spread
 
 
 @dataclass
@@ -58,10 +58,6 @@ class GroupStats:
         return d
 
 
-def is_oral(p: Paper) -> bool:
-    return "oral" in p.venue.lower().split()
-
-
 def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
     rated = sorted((p for p in papers if p.avg_rating is not None), key=lambda p: -p.avg_rating)
     values = sorted(p.avg_rating for p in rated)
@@ -70,9 +66,7 @@ def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
         group = decision_group(p.decision)
         if group:
             decisions[group] = decisions.get(group, 0) + 1
-    programme = sum(decision_group(p.decision) == "accepted" or bool({"oral", "poster", "spotlight"}
-                                                                      & set(p.venue.lower().split()))
-                    for p in papers)
+    programme = sum(map(in_programme, papers))
     out = GroupStats(name, len(papers), sum(map(is_oral, papers)), len(rated),
                      best=[p.id for p in rated[:best]], ratings=values, decisions=decisions, programme=programme)
     if values:

@@ -4,7 +4,7 @@ import pytest
 
 from search.engine import nothing_close, nothing_close_upload
 from search.lexical import query_terms
-from search.ranking import (DEFAULT_WEIGHTS, Candidates, Weights, best_sentence, blend, dense_multilingual,
+from search.fusion import (DEFAULT_WEIGHTS, Candidates, Weights, best_sentence, blend, dense_multilingual,
                             query_kind, rank)
 
 
@@ -80,7 +80,7 @@ def test_an_upload_is_judged_by_its_texts_long_enough_to_be_an_abstract_or_a_tit
 
 
 def test_a_question_for_cheaper_faster_smaller_is_read_as_efficiency():
-    from search.ranking import as_asked
+    from search.fusion import as_asked
 
     assert as_asked("how can I make LLM inference cheaper?", "question") == \
         "how can I make LLM inference more efficient?"

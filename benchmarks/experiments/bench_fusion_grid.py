@@ -1,4 +1,4 @@
-"""The hybrid's blend re-tuned on the judged development questions: each weight of ranking.Weights that a
+"""The hybrid's blend re-tuned on the judged development questions: each weight of fusion.Weights that a
 judged question's kind uses, moved alone around the shipped value, scored by judged nDCG@10 (ranx).
 
     python benchmarks/experiments/bench_fusion_grid.py --index DIR     # -> results/fusion_grid.md
@@ -27,7 +27,7 @@ def main() -> int:
 
     import bench_judged as bj
     from report import machine, write_report
-    from search import ranking
+    from search import fusion
     from search.engine import open_engine
     from search.filters import Filters
 
@@ -36,9 +36,9 @@ def main() -> int:
     graded = bj.judgments()
     qs = [q for q in bj.questions() if q["split"] == "dev"]
     qrels = Qrels({q["id"]: graded[q["id"]] for q in qs})
-    kinds = [ranking.query_kind(q["text"]) for q in qs]
+    kinds = [fusion.query_kind(q["text"]) for q in qs]
 
-    def score(w: ranking.Weights) -> tuple[float, int]:
+    def score(w: fusion.Weights) -> tuple[float, int]:
         engine.weights = w
         ranked = {q["id"]: [h.paper.id for h in engine.search(q["text"], 10, "hybrid", shown, evidence=False).hits]
                   for q in qs}
@@ -46,7 +46,7 @@ def main() -> int:
         return (float(evaluate(qrels, run, "ndcg@10", make_comparable=True)),
                 sum(p not in graded[i] for i, ps in ranked.items() for p in ps))
 
-    base = ranking.DEFAULT_WEIGHTS
+    base = fusion.DEFAULT_WEIGHTS
     shipped, _ = score(base)
     lines = ["# The blend's weights on the judged development questions", "",
              f"`python benchmarks/experiments/bench_fusion_grid.py --index {args.index}` · {machine()} · "

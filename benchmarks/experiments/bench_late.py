@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from benchmarks.report import arguments, collect, engine_maker, scaled, SHARED, write_report
 from search.evaluate import load_queries, metrics, read_qrels
-from search.ranking import DEFAULT_WEIGHTS, rank
+from search.fusion import DEFAULT_WEIGHTS, rank
 
 RERANK = 30
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)

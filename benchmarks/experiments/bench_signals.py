@@ -6,7 +6,7 @@
 
 The question (issue 15): held-out titles -> abstract stays at MRR@10 0.961 under the shipped weights,
 against a bar of 0.975. Is there a signal the index holds, or could hold cheaply, that closes it without
-losing the other sets? Each variant changes one thing of `ranking.rank`; for each setting of its own
+losing the other sets? Each variant changes one thing of `fusion.rank`; for each setting of its own
 parameter, every kind's α is chosen on development as bench_ranking.py does (closest-sentence share
 fixed at the shipped value), and the setting with the best development objective (mean over the six
 English sets of MRR@10, P@10 for questions) is then measured once on held-out.
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 from benchmarks.report import ENGLISH, arguments, collect, engine_maker, main_metric, scaled, write_report
 from search import lexical
 from search.evaluate import load_queries, metrics, read_qrels
-from search.ranking import DEFAULT_WEIGHTS, KINDS, blend
+from search.fusion import DEFAULT_WEIGHTS, KINDS, blend
 
 
 def bigrams(terms: list[str]) -> list[str]:
@@ -130,7 +130,7 @@ def rr(x: np.ndarray) -> np.ndarray:
 
 # name -> (parameter values, score(row, weights, alpha, parameter)); parameter None: the shipped blend
 VARIANTS = {
-    # the shipped blend itself (ranking.blend), and variants that feed it another signal
+    # the shipped blend itself (fusion.blend), and variants that feed it another signal
     "shipped": ([None], lambda r, w, a, p: blend(r["c"].dense(w, r["kind"]), r["c"].lexical, a)),
     "bigram BM25 (β)": ([0.25, 0.5, 1.0], lambda r, w, a, p: blend(r["c"].dense(w, r["kind"]),
                                                                    r["c"].lexical + p * r["bigram"], a)),

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 from benchmarks.report import arguments, engine_maker, machine, main_metric, write_report
 from search.evaluate import load_queries, read_qrels
-from search.ranking import DEFAULT_WEIGHTS
+from search.fusion import DEFAULT_WEIGHTS
 
 SETS = ("questions", "paraphrases", "names", "titles")
 GAINS, GUARDED = ("questions", "paraphrases"), ("names", "titles")

@@ -1,10 +1,12 @@
-"""Hybrid ranking: what kind of query it is, and how meaning and words are weighed for it.
+"""Fusion: how the rankings by meaning and by words become one list, and what decides their weights.
 
 A name or acronym ("JanusVLN", "KV cache") is found by its letters; a question or a pasted abstract by
 its meaning. The weights below were chosen on the development sets and confirmed on held-out ones
 (benchmarks/bench_ranking.py, docs/quality.md, "Search quality").
 """
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import re
 from dataclasses import dataclass
@@ -159,3 +161,35 @@ def rank(c: Candidates, w: Weights, kind: str) -> tuple[np.ndarray, np.ndarray]:
     scores = blend(c.dense(w, kind), c.lexical, alpha)
     order = np.argsort(-scores, kind="stable")
     return c.rows[order], scores[order]
+
+
+# ---------------------------------------------------------------- fusing the rankings
+
+RRF_K = 60
+
+
+def rrf(rankings: Iterable[np.ndarray], k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal-rank fusion of ranked row lists."""
+    fused: dict[int, float] = {}
+    for ranked in rankings:
+        for rank, row in enumerate(ranked):
+            fused[int(row)] = fused.get(int(row), 0.0) + 1.0 / (k + rank + 1)
+    return fused
+
+
+def rrf_ranked(rankings: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows by reciprocal-rank fusion, best first, with scores scaled so that first in all rankings is 1.0."""
+    rankings = list(rankings)
+    fused = rrf(rankings)
+    rows = np.array(sorted(fused, key=lambda r: -fused[r]), dtype=np.int64)
+    return rows, np.array([fused[r] for r in rows.tolist()]) * (RRF_K + 1) / len(rankings)
+
+
+def fuse(cands: Candidates, kind: str, method: str, weights: Weights) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates ranked by the blend of `weights` for the query's kind, or ("rrf") by reciprocal-rank fusion."""
+    if method == "rrf":
+        dense = cands.rows[np.argsort(-cands.dense(weights, kind), kind="stable")]
+        has_word = cands.lexical > 0
+        lex = cands.rows[has_word][np.argsort(-cands.lexical[has_word], kind="stable")]
+        return rrf_ranked([dense, lex])
+    return rank(cands, weights, kind)
