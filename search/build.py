@@ -460,7 +460,8 @@ def _write_sentences(b: Build, build_dir: Path) -> None:
 
 def _write_summaries(b: Build, build_dir: Path) -> None:
     b.entries["summaries"] = (b.reuse["summaries"][1].summaries if _link_part(b, build_dir, "summaries") else
-                              summaries.write(build_dir, b.summary_groups, b.summary_vectors))
+                              summaries.write(build_dir, b.summary_groups, b.summary_vectors,
+                                              summaries.paper_sources(b.papers)))
 
 
 def _write_multilingual(b: Build, build_dir: Path) -> None:
@@ -477,7 +478,7 @@ def _write_multilingual(b: Build, build_dir: Path) -> None:
 PART_FILES = {"abstracts": (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER),
               "sentences": (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
               "multilingual": (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS),
-              "summaries": (summaries.VECTORS, summaries.OFFSETS)}
+              "summaries": (summaries.VECTORS, summaries.OFFSETS, summaries.SOURCES)}
 
 
 def part_key(b: Build, part: str) -> str:
@@ -486,7 +487,8 @@ def part_key(b: Build, part: str) -> str:
     what = {"abstracts": [b.vectors_key, o.index_spec, lexical.DESCRIPTION, str(bool(o.query_encoder))],
             "sentences": [_sentences_key(b)],
             "multilingual": [multilingual_fingerprint(), str(o.sentences)],
-            "summaries": [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b))]}[part]
+            "summaries": [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b)),
+                          summaries.SOURCES]}[part]
     return hashlib.sha256("\n".join([b.rows_key, part, *what]).encode()).hexdigest()
 
 

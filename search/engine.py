@@ -472,7 +472,7 @@ class Engine:
         i, best = self.rankers.summaries.closest(row, vec)
         if i < 0 or best <= cosine:
             return None
-        review = summaries.summarised(self.reviews.of(row)["reviews"])[i]
+        review = self.rankers.summaries.review_of(row, i, self.reviews.of(row)["reviews"])
         return reviews.Passage(row, review.get("reviewer", ""), "summary",
                                reviews.best_paragraph(review["summary"], terms), best)
 

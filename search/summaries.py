@@ -22,6 +22,10 @@ from .text import clean_for_model
 
 VECTORS = "summaries.npy"
 OFFSETS = "summary_offsets.npy"
+# each summary's review: its place in the paper's reviews (the reviews part's order), so the page shows the
+# review a vector came from without cleaning the texts again at query time (a change to the cleaning would
+# point at another review)
+SOURCES = "summary_reviews.npy"
 WEIGHT = 0.3
 
 
@@ -33,6 +37,12 @@ def summarised(reviews: list[dict]) -> list[dict]:
 def paper_summaries(papers: list[Paper]) -> list[list[str]]:
     """Each paper's reviewers' summaries, as the model reads them (no markup), in review order."""
     return [[clean_for_model(r["summary"]) for r in summarised(p.reviews)] for p in papers]
+
+
+def paper_sources(papers: list[Paper]) -> list[list[int]]:
+    """For each of a paper's summaries (paper_summaries), the place of its review among the paper's reviews."""
+    held = [{id(r) for r in summarised(p.reviews)} for p in papers]
+    return [[i for i, r in enumerate(p.reviews) if id(r) in ids] for p, ids in zip(papers, held)]
 
 
 def flat(groups: list[list[str]]) -> list[str]:
@@ -50,12 +60,14 @@ def cache_key(vectors_key: str) -> str:
     return hashlib.sha256(f"{vectors_key}\nreviewers' summaries".encode()).hexdigest()
 
 
-def write(out_dir: Path, groups: list[list[str]], vectors: np.ndarray) -> int:
-    """The summaries' vectors and offsets into a build; returns the manifest entry (the count)."""
+def write(out_dir: Path, groups: list[list[str]], vectors: np.ndarray, sources: list[list[int]]) -> int:
+    """The summaries' vectors, offsets and reviews into a build; returns the manifest entry (the count)."""
     offsets = np.zeros(len(groups) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(g) for g in groups])
-    if len(vectors) != offsets[-1]:
-        raise ValueError(f"{len(vectors)} summary vectors for {offsets[-1]} summaries")
+    if len(vectors) != offsets[-1] or [len(s) for s in sources] != [len(g) for g in groups]:
+        raise ValueError(f"{len(vectors)} summary vectors and {sum(map(len, sources))} reviews for "
+                         f"{offsets[-1]} summaries")
+    np.save(out_dir / SOURCES, np.array([i for s in sources for i in s], dtype=np.int32))
     # float16 halves the file and the memory; a paper's few cosines keep their order at this precision
     np.save(out_dir / VECTORS, np.asarray(vectors, dtype=np.float16).reshape(len(vectors), -1))
     np.save(out_dir / OFFSETS, offsets)
@@ -66,17 +78,22 @@ def write(out_dir: Path, groups: list[list[str]], vectors: np.ndarray) -> int:
 class Summaries:
     vectors: np.ndarray   # float16, one row per summary
     offsets: np.ndarray   # papers + 1: paper i's summaries are rows offsets[i] to offsets[i + 1]
+    sources: np.ndarray | None = None  # each row's review among its paper's (None: an index built before)
 
     @classmethod
     def load(cls, index_dir: Path, count: int, papers: int, dimension: int) -> "Summaries":
         """The index's summaries; ValueError saying what does not match the manifest."""
         vectors = np.load(index_dir / VECTORS, allow_pickle=False)
         offsets = np.load(index_dir / OFFSETS, allow_pickle=False)
+        sources = np.load(index_dir / SOURCES, allow_pickle=False) if (index_dir / SOURCES).is_file() else None
         if offsets.shape != (papers + 1,) or int(offsets[-1]) != count or vectors.shape != (count, dimension):
             raise ValueError(f"{VECTORS} holds {vectors.shape[0]} vectors of {vectors.shape[-1]} dimensions and "
                              f"{OFFSETS} {len(offsets) - 1} papers, where the manifest says {count} summaries, "
                              f"{dimension} dimensions and {papers} papers")
-        return cls(vectors, offsets)
+        if sources is not None and sources.shape != (count,):
+            raise ValueError(f"{SOURCES} names the reviews of {len(sources)} summaries, where the manifest says "
+                             f"{count}")
+        return cls(vectors, offsets, sources)
 
     def best(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """For each row, the query's best cosine with one of the paper's summaries, at least 0 (0 without any)."""
@@ -93,12 +110,19 @@ class Summaries:
         return out
 
     def closest(self, row: int, query: np.ndarray) -> tuple[int, float]:
-        """Which of a paper's summaries is closest to the query, and its cosine; (-1, 0.0) without any."""
+        """Which of a paper's summaries is closest to the query (its place among the paper's summaries), and
+        its cosine; (-1, 0.0) without any."""
         vectors = self.vectors[self.offsets[row]:self.offsets[row + 1]].astype(np.float32)
         if not len(vectors):
             return -1, 0.0
         scores = vectors @ query.ravel().astype(np.float32)
         return int(np.argmax(scores)), float(scores.max())
+
+    def review_of(self, row: int, i: int, reviews: list[dict]) -> dict:
+        """The review a paper's i-th summary came from, among the paper's reviews."""
+        if self.sources is not None:
+            return reviews[int(self.sources[self.offsets[row] + i])]
+        return summarised(reviews)[i]  # an index built before the sources were kept: found again by cleaning
 
 
 def rescore(rows: np.ndarray, scores: np.ndarray, view: np.ndarray, weight: float = WEIGHT

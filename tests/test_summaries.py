@@ -45,18 +45,21 @@ def test_rescore_ranks_by_match_plus_the_weighted_view_and_stays_within_0_and_1(
 def test_summaries_are_read_as_the_model_reads_them_and_a_mismatch_is_refused(tmp_path):
     from search.corpus import Paper
 
-    papers = [Paper(id="a", title="A", title_derived=False, abstract="x", text="x",
-                    reviews=[{"summary": "It proves $O(n)$ bounds.", "rating": 6}, {"rating": 3}, {"summary": " "}]),
+    reviews = [{"rating": 3}, {"summary": "It proves $O(n)$ bounds.", "rating": 6}, {"summary": " "}]
+    papers = [Paper(id="a", title="A", title_derived=False, abstract="x", text="x", reviews=reviews),
               Paper(id="b", title="B", title_derived=False, abstract="y", text="y")]
     groups = summaries.paper_summaries(papers)
     assert groups == [[clean_for_model("It proves $O(n)$ bounds.")], []]
-    assert summaries.write(tmp_path, groups, unit_rows([1, 0, 0])) == 1
+    sources = summaries.paper_sources(papers)
+    assert sources == [[1], []]  # the review each summary came from, not its place among the summaries
+    assert summaries.write(tmp_path, groups, unit_rows([1, 0, 0]), sources) == 1
     loaded = summaries.Summaries.load(tmp_path, 1, 2, 3)
     assert loaded.offsets.tolist() == [0, 1, 1] and loaded.vectors.dtype == np.float16
+    assert loaded.review_of(0, 0, reviews) is reviews[1]
     with pytest.raises(ValueError, match="the manifest says 2 summaries"):
         summaries.Summaries.load(tmp_path, 2, 2, 3)
-    with pytest.raises(ValueError, match="1 summary vectors for 2 summaries"):
-        summaries.write(tmp_path, [["s", "t"]], unit_rows([1, 0, 0]))
+    with pytest.raises(ValueError, match="1 summary vectors and 2 reviews for 2 summaries"):
+        summaries.write(tmp_path, [["s", "t"]], unit_rows([1, 0, 0]), [[0, 1]])
 
 
 def reviewers_summaries(records) -> dict[str, list[str]]:
