@@ -54,7 +54,11 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    chromium chromium-driver fonts-noto-cjk >/dev/null; fi
 
+# The build starts with the server, not at the page's first visit: the whole conference answers by words
+# within a minute of `make app` whether or not a browser is open yet.
 app: install
+	SEARCH_DATA="$(subst $(space),:,$(strip $(DATA)))" \
+	  $(PYTHON) -m search.background --planned --out "$${SEARCH_INDEX:-index}"
 	SEARCH_DATA="$(subst $(space),:,$(strip $(DATA)))" \
 	  $(PYTHON) -m streamlit run streamlit_app.py --server.address $(ADDRESS) --server.port $(PORT)
 

@@ -283,7 +283,9 @@ def search_box(engine: Engine, query: str) -> None:
         st.session_state["query_box"] = query
         st.session_state["query_from_url"] = query
     with st.form("search", border=False):
-        st.text_area("Search papers by meaning", key="query_box", height=68, help=QUERY_HELP,
+        label = ("Search papers by words (by meaning once the abstracts are embedded)" if not engine.has_vector()
+                 else "Search papers by meaning")
+        st.text_area(label, key="query_box", height=68, help=QUERY_HELP,
                      placeholder="e.g. how can a language model read longer documents? (any language)"
                      if engine.multilingual else "e.g. how can a language model read longer documents? "
                      "Or paste an abstract.")

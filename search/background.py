@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -200,15 +201,40 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
         return 0
 
 
+def start_planned(out: Path, seeds: Path, data: list[Path]) -> str:
+    """Start the builds the page would start for these inputs (plan, unless the last job failed on them),
+    without waiting for a first visit to the page; what was done, in words."""
+    steps = plan(out, seeds, data)
+    problem = failed(out, steps)
+    if problem:
+        return f"not building: the last build stopped ({problem})"
+    if not steps:
+        return "nothing to build"
+    return "building in the background" if start(out, steps) else "a build is already running"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m search.background",
-                                 description="Run the page's background builds (started by the page).")
+                                 description="Run the page's background builds (started by the page, or by "
+                                             "`make app` with --planned before the server starts).")
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--steps", required=True, help="JSON list of builds, each a list of input paths")
+    ap.add_argument("--steps", help="JSON list of builds, each a list of input paths")
+    ap.add_argument("--planned", action="store_true",
+                    help="start the builds the page would start for seeds/ and $SEARCH_DATA, and return at once")
     ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--fetch", default="", help="first download this OpenReview venue into the last input")
     ap.add_argument("--api", default=None)
     args = ap.parse_args(argv)
+    if args.planned:
+        data = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
+        try:
+            said = start_planned(args.out, Path(__file__).resolve().parent.parent / "seeds", data)
+        except CorpusError as e:  # the page says so too, and serves what it has
+            said = f"not building: {e}"
+        print(f"index: {said}", flush=True)
+        return 0
+    if not args.steps:
+        ap.error("--steps is required (or --planned)")
     steps = [[Path(p) for p in step] for step in json.loads(args.steps)]
     api = None
     if args.fetch:

@@ -42,11 +42,11 @@ class Fate:
         return d
 
     def words(self) -> str:
-        """"12 accepted, 30 rejected, 8 withdrawn (29% of the decided accepted); ratings median 4.50 (3.75-5.25)"."""
+        """"12 accepted, 30 rejected, 8 withdrawn (29% of the 42 decided were accepted); ratings median 4.50 (3.75-5.25)"."""
         bits = [f"{self.counts[g]:,} {g}" for g in GROUPS if self.counts[g]]
         text = ", ".join(bits) or "no decisions"
         if self.accepted_share is not None:
-            text += f" ({self.accepted_share:.0%} of the {self.decided:,} decided accepted)"
+            text += f" ({self.accepted_share:.0%} of the {self.decided:,} decided were accepted)"
         elif self.decided:
             text += f" (no rate from {self.decided} decided, fewer than {MIN_DECIDED})"
         if self.median is not None:

@@ -51,7 +51,7 @@ def status_text(status: dict) -> tuple[float, str]:
     if status.get("rate"):
         words += f" · {status['rate']:.0f}/s"
     if status.get("eta_all") is not None:  # what a user waits for: the whole build, not this stage
-        words += f" · about {duration(status['eta_all'])} left"
+        words += f" · about {duration(status['eta_all'])} left until every stage is built"
     elif status.get("eta") is not None:
         words += f" · about {duration(status['eta'])} left in this stage"
     if (status.get("steps") or 1) > 1:

@@ -91,7 +91,7 @@ def test_the_page_gets_the_whole_jobs_time_left_at_the_pace_of_the_running_stage
     state = read_status(status)
     assert state["eta"] == 127.5
     assert state["eta_all"] == 127.5 + 2 * (81 + 5)  # the later stages scaled by the same pace
-    assert status_text(state)[1].endswith("about 5m00s left")
+    assert status_text(state)[1].endswith("about 5m00s left until every stage is built")
     assert state["eta_stages"] == {"abstracts": 127.5, "sentences": 127.5 + 162, "map": 127.5 + 172}
 
 

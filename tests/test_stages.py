@@ -229,3 +229,21 @@ def test_model_facts_are_forgotten_when_the_model_files_change(tmp_path):
     assert embed.known_model_facts(str(folder), cache) is None
     (cache / "models.json").write_text("{half", encoding="utf-8")
     assert embed.known_model_facts(str(folder), cache) is None
+
+
+def test_make_app_starts_the_build_before_any_visit_to_the_page(tmp_path, monkeypatch, capsys):
+    """`make app` runs `python -m search.background --planned` before the server: the build the page would
+    start at its first visit starts at once (a new user who opened the page a minute later waited a minute)."""
+    started = []
+    monkeypatch.setattr(background, "start", lambda out, steps: started.append((out, steps)) or True)
+    data = tmp_path / "venue.jsonl"
+    data.write_text('{"id": "a", "title": "A", "abstract": "An abstract."}\n')
+    monkeypatch.setenv("SEARCH_DATA", str(data))
+    out = tmp_path / "index"
+    assert background.main(["--planned", "--out", str(out)]) == 0
+    assert "building in the background" in capsys.readouterr().out
+    seeds = started[0][1][0][0]
+    assert started == [(out, [[seeds], [seeds, data]])] and seeds.name == "seeds"
+    monkeypatch.setenv("SEARCH_DATA", str(tmp_path / "missing.jsonl"))  # said, and the server starts anyway
+    assert background.main(["--planned", "--out", str(out)]) == 0
+    assert "not building" in capsys.readouterr().out and len(started) == 1

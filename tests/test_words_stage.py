@@ -112,6 +112,7 @@ def test_the_page_says_what_is_ranked_how_and_what_is_still_coming(words_index, 
     at.run()
     assert not at.exception and not at.error
     assert any(i.value.startswith("Ranked by words for now") for i in at.info)
+    assert at.text_area[0].label.startswith("Search papers by words")
     shown = cards(at, "q")
     assert shown[0]["title"].startswith("1. RobustSpring") and "BM25" in shown[0]["small"]
     assert any("keyword (by words, until the abstracts are embedded) ranking" in c.value for c in at.caption)
