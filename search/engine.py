@@ -153,6 +153,17 @@ class Result:
 
 
 @dataclass
+class Setup:
+    """What every list starts from (Engine._setup)."""
+    sort: str                     # the sort applied: relevance on an index without ratings
+    notice: str                   # why the sort asked for was not applied ("" when it was)
+    mask: np.ndarray | None       # the rows the filters allow (None: all)
+    k: int                        # the list's length, within the papers allowed
+    take: int                     # candidates to take: k by relevance, SORT_POOL or more to re-order
+    answer: Result | None = None  # the whole answer when the filters leave no paper
+
+
+@dataclass
 class Read:
     """A query as the pipeline reads it (Engine._read): what is searched, how, and in which space."""
     text: str                 # as searched: cut to MAX_QUERY_CHARS, a question's words as asked
@@ -326,9 +337,9 @@ class Engine:
         if not query:
             return Result(message="Type a question or a topic to search.", mode=mode)
         setup = self._setup(filters, k, mode)
-        if isinstance(setup, Result):
-            return setup
-        sort, unsorted, mask, k, n = setup
+        if setup.answer:
+            return setup.answer
+        sort, unsorted, mask, k, n = setup.sort, setup.notice, setup.mask, setup.k, setup.take
         q = self._read(query, mode, mask)
         if isinstance(q, Result):
             return q
@@ -447,10 +458,10 @@ class Engine:
             messages.append((NEW_LEFT_OUT if q.mode == "semantic" else NEW_BY_WORDS).format(n=unembedded))
         return " ".join(m for m in messages if m), unembedded
 
-    def _setup(self, filters: Filters, k: int, mode: str, exclude: list[int] = ()):
-        """What every list starts from: (sort, its notice, mask, k, candidates to take), or the Result
-        to give when the filters leave no paper. The sort falls back to relevance, and says so, on an
-        index without ratings; a sort takes SORT_POOL candidates to re-order, relevance k."""
+    def _setup(self, filters: Filters, k: int, mode: str, exclude: list[int] = ()) -> Setup:
+        """What every list starts from. The sort falls back to relevance, and says so, on an index without
+        ratings; a sort takes SORT_POOL candidates to re-order, relevance k; `answer` is the Result to give
+        when the filters leave no paper."""
         sort, notice = filters.sort, ""
         sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
         if sort != "relevance" and not self.catalog.has_ratings:
@@ -461,10 +472,10 @@ class Engine:
             mask[exclude] = False
         if not self.papers or (mask is not None and not mask.any()):
             other = "other " if len(exclude) else ""
-            return Result(message=" ".join(m for m in (f"No {other}paper matches these filters.", notice) if m),
-                          mode=mode)
+            return Setup(sort, notice, mask, 0, 0, Result(
+                message=" ".join(m for m in (f"No {other}paper matches these filters.", notice) if m), mode=mode))
         k = clamp(k, len(self.papers) if mask is None else int(mask.sum()))
-        return sort, notice, mask, k, (k if sort == "relevance" else max(k, SORT_POOL))
+        return Setup(sort, notice, mask, k, k if sort == "relevance" else max(k, SORT_POOL))
 
     def _summary_said(self, row: int, vec: np.ndarray, cosine: float, terms: set[str]) -> reviews.Passage | None:
         """The reviewer's summary closest to the query, where it says the query better than the abstract
@@ -494,9 +505,9 @@ class Engine:
         rows = self.catalog.rows(ids)
         mode = "svm" if len(rows) > 1 else mode
         setup = self._setup(filters, k, mode, exclude=rows)
-        if isinstance(setup, Result):
-            return setup
-        sort, unsorted, mask, k, n = setup
+        if setup.answer:
+            return setup.answer
+        sort, unsorted, mask, k, n = setup.sort, setup.notice, setup.mask, setup.k, setup.take
         rk = self.rankers
         if rk.embedded is not None:  # the words stage: a paper without its vector has no neighbours yet
             rows = [r for r in rows if rk.embedded[r]]
@@ -527,9 +538,9 @@ class Engine:
         if not texts:
             return Result(message="No text to compare with.", mode="svm")
         setup = self._setup(filters, k, "svm")
-        if isinstance(setup, Result):
-            return setup
-        sort, unsorted, mask, k, n = setup
+        if setup.answer:
+            return setup.answer
+        sort, unsorted, mask, k, n = setup.sort, setup.notice, setup.mask, setup.k, setup.take
         rk = self.rankers
         if self._by_words(mask):
             return Result(message=WAITING.format(what="Papers like these texts", whose="the abstracts are"),
