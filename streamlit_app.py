@@ -293,7 +293,7 @@ def search_box(engine: Engine, query: str) -> None:
 
 
 def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note: str = "") -> None:
-    message = with_meaning_note(result, build_status())
+    message = with_meaning_note(result, build_status)
     if message:
         (st.warning if result.truncated else st.info)(message)
     order = result.order[:1].upper() + result.order[1:]
@@ -429,7 +429,7 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     except UnknownPaper as e:
         st.error(str(e))
         return
-    message = with_meaning_note(result, build_status())
+    message = with_meaning_note(result, build_status)
     if message:
         st.info(message)
     if result.order:
@@ -546,7 +546,7 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
     mode = DEFAULT_MODE if mode == "reviews" else mode  # the map places papers by their abstracts
     result = engine.search(query, k, mode, filters, evidence=False) if query.strip() else None
     if result is not None and result.message:
-        (st.warning if result.truncated else st.info)(with_meaning_note(result, build_status()))
+        (st.warning if result.truncated else st.info)(with_meaning_note(result, build_status))
     hits = result.hits if result is not None else []
     colours = ("area", "topic", "decision") if engine.catalog.has_decisions else ("area", "topic")
     colour = st.query_params.get("color") if st.query_params.get("color") in colours else "area"

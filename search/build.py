@@ -32,6 +32,7 @@ from . import multilingual as ml
 from .multilingual import MultilingualEncoder, write_space
 from .multilingual import fingerprint as multilingual_fingerprint
 from .progress import Progress
+from .text import text_hash
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,7 @@ def _embed(b: Build, stage: str, encoder: Encoder, texts: list[str], key: str, c
 
 def _cached_abstracts(b: Build) -> None:
     """The abstracts' vectors the cache holds (zeros for the rest): what the words stage publishes."""
-    b.vectors, b.unembedded = from_cache(b.cache(b.vectors_key), [p.text for p in b.papers],
+    b.vectors, b.unembedded = from_cache(b.cache(b.vectors_key), [text_hash(p.text) for p in b.papers],
                                          b.facts.dimension)
     if reusable(b, "abstracts"):  # the previous build's vectors are linked whole, whatever the cache holds
         b.unembedded = b.unembedded[:0]
@@ -390,8 +391,6 @@ def _summary_groups(b: Build) -> list[list[str]]:
 
 
 def _misses(cache: EmbeddingCache, texts: list[str]) -> bool:
-    from .text import text_hash
-
     return any(cache.get(text_hash(t)) is None for t in texts)
 
 

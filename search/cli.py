@@ -94,7 +94,7 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool, status: dic
     from .progress import meaning_eta, with_meaning_note
 
     for key, value, result in results:
-        result = replace(result, message=with_meaning_note(result, status))
+        result = replace(result, message=with_meaning_note(result, lambda: status))
         if as_json:
             obj = {key: value, "score": result.score_name, "hits": [h.to_dict() for h in result.hits]}
             if result.space == "multilingual":

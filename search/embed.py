@@ -265,14 +265,12 @@ class EmbeddingCache:
 SAVE_EVERY = 20.0  # seconds of embedding between cache shards
 
 
-def from_cache(cache: EmbeddingCache, texts: list[str], dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each text's cached vector, zeros where the cache has none, and the rows that have none."""
-    from .text import text_hash
-
-    out = np.zeros((len(texts), dim), dtype=np.float32)
+def from_cache(cache: EmbeddingCache | None, keys: list[str], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's cached vector (by its text_hash key), zeros where the cache has none, and those rows."""
+    out = np.zeros((len(keys), dim), dtype=np.float32)
     missing = []
-    for i, t in enumerate(texts):
-        v = cache.get(text_hash(t))
+    for i, key in enumerate(keys):
+        v = cache.get(key) if cache is not None else None
         if v is None:
             missing.append(i)
         else:
@@ -287,8 +285,8 @@ def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch
     from .text import text_hash
 
     keys = [text_hash(t) for t in texts]
-    missing = [i for i, k in enumerate(keys) if cache is None or cache.get(k) is None]
-    unique_missing = list({keys[i]: i for i in missing}.values())
+    out, missing = from_cache(cache, keys, encoder.get_embedding_dimension())
+    unique_missing = list({keys[i]: i for i in missing.tolist()}.values())
     todo = [keys[i] for i in unique_missing]
     unsaved: list[tuple[list[int], np.ndarray]] = []
     last_save = [time.perf_counter()]
@@ -313,8 +311,6 @@ def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch
                    on_chunk=landed)
     save()
     by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}
-    dim = encoder.get_embedding_dimension()
-    out = np.empty((len(texts), dim), dtype=np.float32)
-    for i, k in enumerate(keys):
-        out[i] = by_key[k] if k in by_key else cache.get(k)
+    for i in missing.tolist():
+        out[i] = by_key[keys[i]]
     return out, len(unique_missing)

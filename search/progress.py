@@ -60,10 +60,11 @@ def status_text(status: dict) -> tuple[float, str]:
 
 
 # What each later stage of a build (build.STAGES) brings, in a user's words, and the progress stages it reports
-STAGE_WORDS = {"abstracts": "search by meaning", "topics and map": "topics and the map", "review search": "search within reviews",
-               "sentences": "why-this-result sentences", "multilingual": "queries in other languages",
-               "summaries": "ranking by the reviewers' summaries"}
-_REPORTED = {"abstracts": ("abstracts",), "topics and map": ("topics", "map"), "review search": ("review search",), "sentences": ("sentences",),
+STAGE_WORDS = {"abstracts": "search by meaning", "topics and map": "topics and the map",
+               "review search": "search within reviews", "sentences": "why-this-result sentences",
+               "multilingual": "queries in other languages", "summaries": "ranking by the reviewers' summaries"}
+_REPORTED = {"abstracts": ("abstracts",), "topics and map": ("topics", "map"), "review search": ("review search",),
+             "sentences": ("sentences",),
              "multilingual": ("multilingual abstracts", "multilingual sentences", "multilingual titles"),
              "summaries": ("summaries",)}
 
@@ -111,11 +112,12 @@ def meaning_note(status: dict | None) -> str:
     return ""
 
 
-def with_meaning_note(result, status: dict | None) -> str:
-    """An engine.Result's message, with when ranking by meaning comes where the list waits for it."""
+def with_meaning_note(result, status: Callable[[], dict | None]) -> str:
+    """An engine.Result's message, with when ranking by meaning comes where the list waits for it; `status()`
+    (the running build's status, which takes reading lock and status files) is asked only then."""
     if not (result.by_words or result.waiting or result.unembedded):
         return result.message
-    return " ".join(m for m in (result.message, meaning_note(status)) if m)
+    return " ".join(m for m in (result.message, meaning_note(status())) if m)
 
 
 class ProgressLog:

@@ -95,9 +95,9 @@ def test_the_time_until_meaning_is_read_from_the_build_status():
     assert meaning_eta(None) is None and meaning_note(None) == ""
     from search.engine import Result
 
-    assert with_meaning_note(Result(message="Ranked by words.", by_words=True), running) == \
+    assert with_meaning_note(Result(message="Ranked by words.", by_words=True), lambda: running) == \
         "Ranked by words. By meaning in about 6m05s."
-    assert with_meaning_note(Result(message="Fine."), running) == "Fine."
+    assert with_meaning_note(Result(message="Fine."), lambda: 1 / 0) == "Fine."  # the status never read
 
 
 def test_the_page_says_what_is_ranked_how_and_what_is_still_coming(words_index, monkeypatch):
