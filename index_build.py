@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
     print(f"indexed {report.count} papers ({report.embedded} embedded, {report.count - report.embedded} "
           f"from cache) in {report.seconds:.1f}s -> {args.out} ({report.path.name})")
+    if report.history is not None and report.history.fetches > 1:
+        print(f"what changed since the fetch of {report.history.baseline[:10]}: python -m search changes"
+              + (f" --index {args.out}" if str(args.out) != "index" else ""))
     return 0
 
 

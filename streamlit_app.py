@@ -390,6 +390,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                width="stretch")
         decision_note(engine, filters, query)
+        changes_panel(engine)
         upload_box(engine, k, filters, listed)
         conference_offer(engine)
         return
@@ -409,6 +410,12 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
         note = f"{len(result.hits)} best of {scope} · {mode} ranking{across}"
     undecided_left_out(result, query)
     show_hits(engine, result, "q", listed, note)
+    if engine.manifest.history:
+        st.button("Save this search", icon=":material/bookmark_add:", key="save-search", on_click=save_search,
+                  args=(query, mode, filters), help="Kept beside the index: after each re-fetch the sidebar says "
+                  "which papers newly match it or moved")
+        if "saved_said" in st.session_state:
+            st.caption(st.session_state.pop("saved_said"))
     if result.hits:
         fared_panel(engine, query=query, key="q")
 
@@ -422,6 +429,7 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     ids = f"id {paper.id}" + (f" (also {', '.join(paper.aliases)})" if paper.aliases else "")
     show_cards([card(engine, paper, listed, more=(ids,), similar=False, abstract_open=True)], "v", listed)
     reviews_section(engine, paper.id)
+    history_section(engine, paper.id)
     fared_panel(engine, pid=paper.id, key="p")
     st.subheader("Most similar papers")
     try:
@@ -463,6 +471,126 @@ def reviews_section(engine: Engine, pid: str) -> None:
         head = f"{r.get('reviewer', f'Review {i + 1}')}" + (f" · rating {scores['rating']:g}" if "rating" in scores else "")
         with st.expander(head):
             CARDS(data={"html": fields_html(texts_of(r))}, key=f"cards-review-{i}")
+
+
+def history_section(engine: Engine, pid: str) -> None:
+    """A paper's ratings over time: each review as posted and edited, each fetch; the mean as a small chart."""
+    points = engine.rating_history(pid)
+    if not engine.manifest.history or not points:
+        return
+    st.subheader("Rating history")
+    if len({p.mean for p in points}) < 2 and len(points) < 2:
+        st.caption("No move yet: " + ("one fetch so far, and no review of this paper was edited after it was "
+                                      "posted." if engine.manifest.history.fetches == 1 else
+                                      "its ratings are the same in every fetch."))
+        return
+    import pandas as pd
+
+    when = pd.to_datetime([p.at for p in points], utc=True, format="ISO8601")
+    st.line_chart(pd.DataFrame({"mean rating": [p.mean for p in points]}, index=when), height=180,
+                  x_label="", y_label="mean rating")
+    reviewers = list(dict.fromkeys(r for p in points for r in p.ratings))
+    words = {"posted": "posted", "edited": "edited", "fetch": "fetched"}
+    rows = [{"when": f"{p.at[:10]} ({words[p.source]})", "mean": round(p.mean, 2),
+             **{r: f"{p.ratings[r]:g}" if r in p.ratings else "" for r in reviewers}} for p in points]
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.caption("Each review's rating as it was posted and after each edit (OpenReview keeps a review's versions), "
+               "and as each fetch found it; the mean is of the reviews posted by then.")
+
+
+# each kind of change: the `changed` filter's value, its words for one and for several, the list's sort
+CHANGE_KINDS = (("new", "new submission", "new submissions", "relevance"),
+                ("up", "rating moved up", "ratings moved up", "improved"),
+                ("down", "rating moved down", "ratings moved down", "dropped"),
+                ("decision", "decision changed", "decisions changed", "rating"),
+                ("withdrawn", "withdrawn", "withdrawn", "rating"),
+                ("reviews", "with new reviews", "with new reviews", "rating"))
+
+
+def changes_panel(engine: Engine, full: bool = False) -> None:
+    """What changed since the previous fetch, each kind a link to its list (nothing on an index no fetch
+    built); with one fetch, the moves made since the reviews were first posted."""
+    if not engine.manifest.history:
+        if full:
+            st.info("This index has no fetch history: it holds no fetched venue (seed lists only). Fetch a "
+                    "conference; each re-fetch then shows here what changed.")
+        return
+    c = engine.changes()
+    counts = {"new": len(c.new), "up": len(c.up), "down": len(c.down), "decision": len(c.decisions),
+              "withdrawn": len(c.withdrawn), "reviews": len(c.new_reviews)}
+    with st.container(border=True):
+        if c.first_posted:
+            st.markdown(f"**One fetch so far** ({c.until[:10]}): the next re-fetch shows what changed. Meanwhile, "
+                        f"ratings moved since the reviews were first posted: **{len(c.moved):,} papers**.")
+        else:
+            st.markdown(f"**What changed** since the fetch of {c.since[:10]} (latest {c.until[:10]})"
+                        + ("" if not c.empty else ": nothing."))
+        kinds = [(kind, one if counts[kind] == 1 else many, sort) for kind, one, many, sort in CHANGE_KINDS
+                 if counts[kind]]
+        cols = st.columns(3)  # three a row: five in one cut their words short
+        for i, (kind, label, sort) in enumerate(kinds):
+            cols[i % 3].button(f"{counts[kind]:,} {label}", key=f"changes-{kind}", on_click=go, width="stretch",
+                       kwargs={"view": "changes", "changed": kind, "sort": sort, "decision": "all"})
+        if full:
+            return
+        moves = [("▲", m) for m in c.up[:3]] + [("▼", m) for m in c.down[:3]]
+        if moves:
+            st.markdown("\n".join(f"- {arrow} {m['from']:.2f} → {m['to']:.2f} · "
+                                   f"[{plain_markdown(short(plain_title(m['title']), 80))}](?paper={m['id']})"
+                                   for arrow, m in moves))
+
+
+def changes_view(engine: Engine, filters: Filters, listed: list[str]) -> None:
+    st.subheader("What changed")
+    changes_panel(engine, full=True)
+    if not engine.manifest.history:
+        return
+    if not filters.changed and filters.min_move is None:
+        st.caption("Choose a kind of change above, or in the sidebar.")
+        return
+    papers = engine.catalog.browse(filters)
+    st.caption(f"{len(papers):,} papers · {sort_named(filters.sort, [filters.sort]).label if filters.sort != 'relevance' else 'in the order of the records'}"
+               + (f" · the first {LIST_MAX}" if len(papers) > LIST_MAX else ""))
+    show_cards([card(engine, p, listed, rank=i) for i, p in enumerate(papers[:LIST_MAX], 1)], "c", listed)
+
+
+LIST_MAX = 100  # cards a list of changes shows
+
+
+def saved_path() -> Path:
+    from search.saved import saved_file
+
+    return saved_file(INDEX_DIR)
+
+
+def save_search(query: str, mode: str, filters: Filters) -> None:
+    from search.saved import SavedError, add
+
+    try:
+        add(saved_path(), query, mode, filters)
+        st.session_state["saved_said"] = f"Saved “{query}”: the sidebar lists what is new for it after each re-fetch."
+    except (SavedError, OSError) as e:
+        st.session_state["saved_said"] = f"Not saved: {e}"
+
+
+def saved_sidebar(engine: Engine) -> None:
+    """The saved searches, each with what is new for it since the previous fetch, a link to its address."""
+    from search.saved import SavedError, load, news
+
+    try:
+        searches = load(saved_path())
+    except SavedError as e:
+        st.warning(str(e))
+        return
+    if not searches:
+        return
+    st.subheader("Saved searches")
+    lines = []
+    for s in searches:  # each a link to its own address: its query, ranking and filters
+        n = news(engine, s)
+        words = n.words() if (n.new or n.moved) else f"“{s.query}”: nothing new"
+        lines.append(f"- [{plain_markdown(short(words, 90))}]({s.link()})")
+    st.markdown("\n".join(lines))
 
 
 TOPIC_PAGE = 25  # cards a topic page shows at once
@@ -808,6 +936,20 @@ def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
                 st.number_input(f"Minimum {name}", min_value=0.0, max_value=10.0, step=0.5, value=None,
                                 key=f"min_{name}_w", on_change=set_param, args=(f"min_{name}", f"min_{name}_w"),
                                 placeholder="any", help=f"only papers whose reviews' mean {name} is at least this")
+        if m := engine.manifest.history:
+            from search.filters import CHANGES, NEED_TWO_FETCHES
+
+            offered = [c for c in CHANGES if m.fetches > 1 or c not in NEED_TWO_FETCHES]
+            synced("changed_w", [c for c in filters.changed if c in offered])
+            st.multiselect("Changed since the previous fetch" if m.fetches > 1 else "Changed since first posted",
+                           offered, key="changed_w", on_change=set_param, args=("changed", "changed_w"),
+                           format_func=CHANGES.get, help="papers that changed in any of these ways")
+            synced("moved_w", filters.min_move)
+            st.number_input("Rating moved by at least", min_value=0.0, max_value=10.0, step=0.25, value=None,
+                            key="moved_w", on_change=set_param, args=("moved", "moved_w"), placeholder="any",
+                            help="up or down, since " + (m.baseline[:10] if m.fetches > 1 else
+                                                         "the reviews were first posted"))
+            saved_sidebar(engine)
         synced("k_w", k)
         st.selectbox("Results", K_CHOICES, key="k_w", on_change=set_param, args=("k", "k_w"))
         m = engine.manifest
@@ -843,6 +985,8 @@ def main() -> None:
         list_view(engine, k, filters, listed)
     elif view == "stats":
         stats_view(engine)
+    elif view == "changes":
+        changes_view(engine, filters, listed)
     else:
         search_view(engine, query, k, mode, filters, listed)
 

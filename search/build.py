@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import evidence, explore, lexical, reviews, summaries
+from . import evidence, explore, history, lexical, reviews, summaries
 from . import index as ix
 from . import packed
 from . import query_encoder as qe
@@ -76,6 +76,7 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # what reading the inputs merged or kept apart, and why
     explore_reused: bool = False       # topics and map copied from the previous build
     published: dict = field(default_factory=dict)  # stage -> seconds from the start to its publishing
+    history: object = None             # the manifest's history entry (manifest.HistoryEntry), None without
 
 
 def inputs_digest(inputs: list[Path]) -> str:
@@ -130,6 +131,7 @@ class Build:
     explore: explore.Explore | None = None
     review_search: reviews.SearchPart | None = None
     review_key: str | None = None       # reviews.search_key of the papers, hashed once a build
+    history: history.History | None = None  # the previous build's with this fetch's states added
     place_onto: explore.Changes | None = None   # the previous topics and map to place a few new papers onto
     rows_key: str = ""                  # the papers' ids and texts in index order (what each part's rows are)
     reuse: dict = field(default_factory=dict)   # part -> the previous build's files of it, or None (reusable)
@@ -232,7 +234,7 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
     return BuildReport(path=final, count=len(b.papers), embedded=b.embedded, embedded_sentences=b.embedded_sentences,
                        seconds=time.perf_counter() - t0, timings=b.timings, skipped=b.skipped, notes=b.notes,
                        explore_reused=b.explore is not None and b.explore.reused_from is not None,
-                       published=dict(b.published_at))
+                       published=dict(b.published_at), history=b.entries.get("history"))
 
 
 def _published(out: Path) -> Path | None:
@@ -242,6 +244,14 @@ def _published(out: Path) -> Path | None:
 def _read(b: Build) -> None:
     b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad, notes=b.notes)
     b.corpus_fingerprint = ix.corpus_fingerprint(b.papers)
+    try:
+        before = history.load(b.previous)
+    except history.HistoryError as e:  # never a reason to refuse a build: the history starts again
+        b.notes.append(f"{e}; the history starts again from this fetch")
+        before = history.History()
+    b.history = history.update(before, b.papers, history.fetched_at(input_files(b.inputs)),
+                               inputs_digest(b.inputs))
+    history.mark(b.papers, b.history)
     h = hashlib.sha256()
     for p in b.papers:
         h.update("\x1f".join((p.id, p.title, p.abstract, p.text)).encode("utf-8") + b"\x1e")
@@ -421,6 +431,7 @@ def _write_words(b: Build, build_dir: Path) -> None:
     """The papers' reviews, BM25 and the query encoder; before the abstracts' stage, the cached vectors too."""
     o = b.options
     b.entries["reviews"] = reviews.write(build_dir, b.papers, b.reviews_key())
+    b.entries["history"] = history.write(build_dir, b.history)
     if _link_part(b, build_dir, "abstracts"):  # the previous build's vectors, BM25 and export, whole
         previous = b.reuse["abstracts"][1]
         b.entries.update(index=previous.index, lexical=previous.lexical, query_encoder=previous.query_encoder)
@@ -565,7 +576,7 @@ def _publish(b: Build) -> Path:
         count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
         index=e["index"], lexical=e["lexical"], sentences=e.get("sentences", 0), explore=e.get("explore"),
         query_encoder=e.get("query_encoder"), multilingual=e.get("multilingual"), reviews=e.get("reviews"),
-        summaries=e.get("summaries", 0), unembedded=e.get("unembedded", 0),
+        summaries=e.get("summaries", 0), unembedded=e.get("unembedded", 0), history=e.get("history"),
         embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
         skipped_lines=len(b.skipped), built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         library_versions=ix.library_versions(), pending=list(b.pending),

@@ -14,6 +14,7 @@ from .corpus import Paper
 from .display import to_html
 from .engine import Engine, Hit, score_text
 from .export import author_line, review_line
+from .history import moved
 
 @dataclass(frozen=True)
 class Card:
@@ -74,12 +75,18 @@ def ratings_text(p: Paper) -> str:
     """"rating 6.0 · 4 6 6 8" (the mean, then each review's rating), or review_line's words without them."""
     if not p.ratings or p.avg_rating is None:
         return review_line(p)
-    return f"rating {p.avg_rating:.1f} · {' '.join(f'{r:g}' for r in p.ratings)}"
+    # the move since the previous fetch (or since the reviews were first posted): "rating 5.5 → 6.3"
+    mean = f"{p.rating_from:.1f} → {p.avg_rating:.1f}" if moved(p) else f"{p.avg_rating:.1f}"
+    return f"rating {mean} · {' '.join(f'{r:g}' for r in p.ratings)}"
 
 
 def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
     """The grey line under a card's title: decision, reviews, venue, area, score, where it came from."""
     bits = [p.decision] if p.decision else []   # Oral, Poster, Rejected, Withdrawn, Under review
+    if p.decision and p.decision_from and p.decision_from != p.decision:
+        bits = [f"{p.decision_from} → {p.decision}"]
+    if p.new:
+        bits.insert(0, "new since the previous fetch")
     if reviews:
         bits.append(ratings_text(p))
     if p.venue and not p.decision:  # with a decision the venue only repeats it ("Submitted to ICLR 2026")

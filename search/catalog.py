@@ -7,6 +7,7 @@ import numpy as np
 
 from .corpus import Paper
 from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort
+from .history import move
 from .topics import Topic
 
 
@@ -27,9 +28,11 @@ def ordered(rows: Iterable[int], papers: list[Paper], sort: str) -> list[int]:
 
 
 class Catalog:
-    """What is known of the papers without any query: rows by id, facets, filters, topics, map points."""
+    """What is known of the papers without any query: rows by id, facets, filters, topics, map points;
+    `fetches`: how many fetches the index's history holds (the filters on changes need two)."""
 
-    def __init__(self, papers: list[Paper], topics: Iterable[Topic] = (), map_points: Iterable[dict] = ()):
+    def __init__(self, papers: list[Paper], topics: Iterable[Topic] = (), map_points: Iterable[dict] = (),
+                 fetches: int = 0):
         self.papers = papers
         self._row: dict[str, int] = {}
         for row, p in enumerate(papers):
@@ -60,9 +63,14 @@ class Catalog:
         self.has_reviews = any(p.ratings for p in papers)
         # what each filter reads of a paper (filters.FILTERS)
         self.columns = {"areas": self._area, "venues": self._venue, "authors": self._authors, "rating": self._rating,
-                        "decisions": self._decision, "sub_scores": self.sub_scores}
+                        "decisions": self._decision, "sub_scores": self.sub_scores,
+                        "move": np.array([np.nan if (m := move(p)) is None else m for p in papers], float),
+                        "new": np.array([p.new for p in papers], bool),
+                        "decision_from": np.array([p.decision_from for p in papers], dtype=object),
+                        "reviews_added": np.array([p.reviews_added for p in papers], int)}
+        self.fetches = fetches
         self.facts = IndexFacts(frozenset(self.areas), frozenset(self.venues), frozenset(self.decisions),
-                                tuple(self.sub_scores), self.has_authors, self.has_ratings)
+                                tuple(self.sub_scores), self.has_authors, self.has_ratings, fetches)
         self.topics = {t.id: t for t in topics}
         self.map_xy = self._map(list(map_points))
 
@@ -122,6 +130,13 @@ class Catalog:
     def known(self, filters: Filters) -> Filters:
         """The filters as this index can apply them (Filters.known with what the index has)."""
         return filters.fitted(self.facts)
+
+    def browse(self, filters: Filters = NO_FILTERS) -> list[Paper]:
+        """Every paper the filters allow, in the filters' order (the records' order for relevance): a list
+        without a query, as the changes since the previous fetch are browsed."""
+        mask = self.mask(filters)
+        rows = range(len(self.papers)) if mask is None else np.flatnonzero(mask)
+        return [self.papers[r] for r in ordered(rows, self.papers, filters.sort)]
 
     def topic_label(self, paper: Paper) -> str:
         t = self.topics.get(paper.topic) if paper.topic is not None else None

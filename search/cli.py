@@ -297,6 +297,84 @@ def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def _moves_table(title: str, items: list[dict], line) -> list[str]:
+    return [f"{title} ({len(items):,}):", *(f"  {line(i)}" for i in items)] if items else []
+
+
+def cmd_changes(engine: Engine, args: argparse.Namespace) -> int:
+    """What changed since the previous fetch: new submissions, new reviews, rating moves, decisions."""
+    from .history import HistoryError
+
+    if not engine.manifest.history:
+        print("This index has no fetch history: it was built from no fetched venue (seed lists only), or "
+              "before histories were kept. Fetch a venue and build it; a second fetch shows what changed.")
+        return 0
+    try:
+        c = engine.changes(args.since)
+    except HistoryError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(c.to_dict(), ensure_ascii=False))
+        return 0
+    if c.first_posted:
+        print(f"One fetch so far ({c.until}): nothing to compare with yet. Ratings moved by reviews edited "
+              f"since they were first posted: {len(c.moved):,} papers.")
+    else:
+        print(f"Changes from the fetch of {c.since} to that of {c.until} ({c.fetches} fetches in this index's "
+              "history):")
+        if c.empty:
+            print("  nothing changed")
+    n = args.k
+    title = lambda i: textwrap.shorten(i["title"], 70, placeholder="…")  # noqa: E731
+    lines = [*_moves_table("new submissions", c.new[:n], lambda i: f"{i['id']:<12} {title(i)}"),
+             *_moves_table("rating moved up", c.up[:n],
+                           lambda i: f"{i['from']:.2f} → {i['to']:.2f} ({i['move']:+.2f}) {i['id']:<12} {title(i)}"),
+             *_moves_table("rating moved down", c.down[:n],
+                           lambda i: f"{i['from']:.2f} → {i['to']:.2f} ({i['move']:+.2f}) {i['id']:<12} {title(i)}"),
+             *_moves_table("decisions", c.decisions[:n], lambda i: f"{i['from']} → {i['to']}  {i['id']:<12} {title(i)}"),
+             *_moves_table("withdrawn", c.withdrawn[:n], lambda i: f"{i['id']:<12} {title(i)} (was {i['from']})"),
+             *_moves_table("new reviews", c.new_reviews[:n],
+                           lambda i: f"+{i['reviews']} ({i['from']} → {i['to']}) {i['id']:<12} {title(i)}"),
+             *_moves_table("no longer listed", c.removed[:n], lambda i: f"{i['id']:<12} {title(i)}")]
+    print("\n".join(lines))
+    if any(len(x) > n for x in (c.new, c.up, c.down, c.decisions, c.withdrawn, c.new_reviews, c.removed)):
+        print(f"(the first {n} of each; -k N shows more, --json all)")
+    return 0
+
+
+def cmd_saved(engine: Engine, args: argparse.Namespace) -> int:
+    """Save, remove or list saved searches; each listed with what is new for it since the previous fetch."""
+    from . import saved
+
+    path = saved.saved_file(args.index or default_index())
+    try:
+        if args.add:
+            saved.add(path, " ".join(args.add), args.mode, _filters(engine, args))
+        elif args.remove:
+            saved.remove(path, " ".join(args.remove))
+        searches = saved.load(path)
+    except saved.SavedError as e:
+        raise UsageError(str(e)) from None
+    if not searches:
+        print("No saved searches. Save one: python -m search saved --add 'kv cache compression' [filters]")
+        return 0
+    since = engine.manifest.history.baseline if engine.manifest.history else ""
+    for s in searches:
+        news = saved.news(engine, s)
+        if args.json:
+            print(json.dumps({**news.to_dict(), "since": since}, ensure_ascii=False), flush=True)
+            continue
+        print(f"{news.words()} (of {news.matched} matches; since {since or 'no earlier fetch'})  {s.link()}")
+        for h in news.new:
+            print(f"  new    {h.paper.id:<12} {textwrap.shorten(h.paper.title, 80, placeholder='…')}")
+        for h in news.moved:
+            p = h.paper
+            what = f"{p.rating_from:.2f} → {p.avg_rating:.2f}" if p.rating_from is not None and p.avg_rating \
+                is not None and p.rating_from != p.avg_rating else f"{p.decision_from} → {p.decision}"
+            print(f"  moved  {p.id:<12} {what}  {textwrap.shorten(p.title, 70, placeholder='…')}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m search", description="Search paper abstracts by meaning.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -337,6 +415,20 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--index", type=Path, default=None,
                    help="index directory (default: $SEARCH_INDEX, else index/)")
     r.add_argument("--json", action="store_true", help="one JSON object")
+    ch = sub.add_parser("changes", help="what changed since the previous fetch: new submissions and reviews, "
+                                        "rating moves, decisions, withdrawals")
+    ch.add_argument("--since", metavar="DATE", help="compare with the last fetch on or before DATE (YYYY-MM-DD) "
+                                                    "instead of the previous one")
+    ch.add_argument("-k", type=int, default=10, help="papers shown of each kind (default 10; --json gives all)")
+    ch.add_argument("--index", type=Path, default=None,
+                    help="index directory (default: $SEARCH_INDEX, else index/)")
+    ch.add_argument("--json", action="store_true", help="one JSON object")
+    sv = sub.add_parser("saved", help="saved searches, each with the papers new or moved since the previous fetch")
+    sv.add_argument("--add", nargs="+", metavar="QUERY", help="save this query with the filters given")
+    sv.add_argument("--remove", nargs="+", metavar="QUERY", help="remove the saved searches of this query")
+    sv.add_argument("--mode", choices=(*MODES, "reviews"), default=DEFAULT_MODE,
+                    help=f"the saved search's ranking (default {DEFAULT_MODE})")
+    common(sv)
     fd = sub.add_parser("fared", help="how the submissions nearest to a query, a paper or an abstract fared "
                                       "(decisions and ratings, beside the venue and the area)")
     fd.add_argument("text", nargs="*")
@@ -461,5 +553,6 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
-                "map": cmd_map, "stats": cmd_stats, "reviews": cmd_reviews, "fared": cmd_fared}
+                "map": cmd_map, "stats": cmd_stats, "reviews": cmd_reviews, "fared": cmd_fared,
+                "changes": cmd_changes, "saved": cmd_saved}
     return commands[args.command](engine, args)

@@ -53,6 +53,12 @@ class Paper:
     tldr: str = ""
     code: str = ""           # a code link the abstract or TL;DR gives
     topic: int | None = None  # set at build time (search/topics.py)
+    # where the paper stood at the previous fetch, set at build time (search/history.py): its mean rating (with
+    # one fetch, as its reviews were first posted) and decision; the reviews added since; new: first in this fetch
+    rating_from: float | None = None
+    decision_from: str = ""
+    reviews_added: int = 0
+    new: bool = False
     # each review's rating, in the order OpenReview lists them; the sub-scores' means ("soundness": 2.75)
     ratings: list[float] = field(default_factory=list)
     sub_scores: dict[str, float] = field(default_factory=dict)
@@ -210,8 +216,13 @@ def _as_reviews(value, where: str) -> list[dict]:
                 review[k] = v
             elif isinstance(v, str):
                 review[k] = strip_control(v).strip()
+            elif k == "versions" and isinstance(v, list) and all(isinstance(e, dict) for e in v):
+                # the review's earlier versions, oldest first (records.review): numbers and a date each
+                review[k] = [{a: b for a, b in e.items() if isinstance(a, str) and not isinstance(b, bool)
+                              and (isinstance(b, str) or (isinstance(b, (int, float)) and b == b))} for e in v]
             elif v is not None:
-                raise CorpusError(f"{where}: review {n}'s field '{k}' must be a number or a text")
+                raise CorpusError(f"{where}: review {n}'s field '{k}' must be a number or a text "
+                                  "(or, for 'versions', a list of objects)")
         out.append(review)
     return out
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import explore, fusion, lexical, reviews, summaries
+from . import explore, fusion, history, lexical, reviews, summaries
 from .catalog import Catalog, UnknownPaper, ordered
 from .fared import Fared, tally
 from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
@@ -99,6 +99,10 @@ class Hit:
                "decision": p.decision, "topic": p.topic, "authors": p.authors, "pdf": p.pdf, "code": p.code,
                "avg_rating": p.avg_rating, "avg_confidence": p.avg_confidence, "n_ratings": p.n_ratings,
                "reviews": review_summary(p), "evidence": [s for s, _ in self.evidence]}
+        if history.moved(p) or p.new or p.decision_from:  # where it stood at the previous fetch
+            out["since_previous_fetch"] = {"new": p.new, "rating_from": p.rating_from, "move": history.move(p),
+                                           "decision_from": p.decision_from or None,
+                                           "reviews_added": p.reviews_added}
         if self.passage:
             out["review_passage"] = {"reviewer": self.passage.reviewer, "field": self.passage.field,
                                      "text": self.passage.text}
@@ -251,6 +255,7 @@ class Engine:
                                self.catalog.derived, _summaries(data), data.unembedded)
         self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
         self._fates: dict = {}
+        self._changes: dict = {}
 
     @property
     def manifest(self) -> Manifest:
@@ -568,6 +573,19 @@ class Engine:
         return {"id": p.id, "title": p.title, "decision": p.decision, "venue": p.venue, "tldr": p.tldr,
                 "url": p.url, "summary": review_summary(p), **record}
 
+    def changes(self, since: str | None = None) -> history.Changes:
+        """What changed since the previous fetch (or the last fetch on or before `since`, an ISO date): read
+        from the index's history, not at load; HistoryError where `since` names no fetch."""
+        if since not in self._changes:  # read once a build: 19,630 papers' histories take a second to read
+            self._changes[since] = history.changes(history.load(self.data.path), self.papers, since)
+        return self._changes[since]
+
+    def rating_history(self, pid: str) -> list[history.Point]:
+        """A paper's ratings over time: each review as posted and edited, and each fetch's ([] without)."""
+        record = self.review_record(pid)
+        fetches = history.load_fetches(self.data.path)
+        return history.timeline(history.paper_entry(self.data.path, record["id"]), fetches, record["reviews"])
+
     def search_reviews(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> Result:
         """Papers ranked by what their reviews say, each with the review paragraph that matched and its
         reviewer (BM25 over the reviews' text fields: reviews.py)."""
@@ -653,7 +671,8 @@ def _summaries(data: IndexData) -> summaries.Summaries | None:
 def _catalog(data: IndexData) -> Catalog:
     """The papers with their topics and map points, when the build made them."""
     try:
-        return Catalog(data.papers, *explore.load(data.path, data.manifest.explore))
+        fetches = data.manifest.history.fetches if data.manifest.history else 0
+        return Catalog(data.papers, *explore.load(data.path, data.manifest.explore), fetches=fetches)
     except KeyError:
         raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}") from None
 

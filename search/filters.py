@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .corpus import Paper
+from .history import EPSILON, move
 
 SUB_SCORE = re.compile(r"[a-z][a-z_]{0,39}")
 # what a decision filter may name: a group of decisions or one of them
@@ -113,6 +114,16 @@ def _oral(p: Paper) -> int:
     return 0 if is_oral(p) else 1
 
 
+def _improved(p: Paper) -> float:
+    m = move(p)
+    return -m if m is not None else LAST
+
+
+def _dropped(p: Paper) -> float:
+    m = move(p)
+    return m if m is not None else LAST
+
+
 # Each sort but relevance breaks ties by the mean rating; papers without reviews go last.
 SORT_LIST = (
     Sort("relevance", "relevance", ""),
@@ -122,6 +133,9 @@ SORT_LIST = (
          lambda p: (_spread(p), _rating(p))),
     Sort("reviews", "most reviewed", "most reviewed first",
          lambda p: (-(p.n_ratings or len(p.ratings) or 0), _rating(p))),
+    # the move since the previous fetch (history.mark; with one fetch, since the reviews were first posted)
+    Sort("improved", "rating moved up most", "most improved rating first", lambda p: (_improved(p), _rating(p))),
+    Sort("dropped", "rating moved down most", "most dropped rating first", lambda p: (_dropped(p), _rating(p))),
 )
 SORTS = tuple(s.name for s in SORT_LIST)
 
@@ -162,6 +176,7 @@ class IndexFacts:
     sub_scores: tuple = ()
     has_authors: bool = True
     has_ratings: bool = True
+    fetches: int = 0          # fetches in the index's history (history.py): 2 or more to compare two
 
 
 def _texts(values: Iterable[str]) -> tuple[str, ...]:
@@ -267,7 +282,34 @@ class Authors(Filter):
 
 
 @dataclass(frozen=True)
-class Decisions(Filter):
+class Choices(Filter):
+    """Any of a fixed list of words (`choices`), repeatable or comma-separated; `noun` names one in messages."""
+    choices: tuple = ()
+    noun: str = ""
+
+    def read(self, params):
+        chosen, ignored = [], []
+        for raw in params.get(self.key) or ():
+            for word in raw.lower().split(","):
+                if word.strip() in self.choices:
+                    chosen.append(word.strip())
+                elif word.strip():
+                    ignored.append(f"{self.key}={word.strip()[:40]} (use {', '.join(self.choices)})")
+        return tuple(chosen), ignored
+
+    def check(self, value):
+        value = _texts(v.lower() for v in value)
+        bad = [v for v in value if v not in self.choices]
+        if bad:
+            raise FilterError(f"unknown {self.noun} {bad[0]!r}; choose from {', '.join(self.choices)}", self.key)
+        return value
+
+    def write(self, value):
+        return {self.key: [",".join(value)]} if value else {}
+
+
+@dataclass(frozen=True)
+class Decisions(Choices):
     """Submissions whose decision is in any of the groups (DECISION_CHOICES); () is the index's default."""
     field: str = "decisions"
     key: str = "decision"
@@ -275,23 +317,8 @@ class Decisions(Filter):
                  "default before the decisions), rejected, withdrawn, undecided, oral, spotlight, poster, or all "
                  "(repeatable, or comma-separated)")
     metavar: str = "D"
-
-    def read(self, params):
-        chosen, ignored = [], []
-        for raw in params.get(self.key) or ():
-            for d in raw.lower().split(","):
-                if d.strip() in DECISION_CHOICES:
-                    chosen.append(d.strip())
-                elif d.strip():
-                    ignored.append(f"decision={d.strip()[:40]} (use {', '.join(DECISION_CHOICES)})")
-        return tuple(chosen), ignored
-
-    def check(self, value):
-        value = _texts(d.lower() for d in value)
-        bad = [d for d in value if d not in DECISION_CHOICES]
-        if bad:
-            raise FilterError(f"unknown decision {bad[0]!r}; choose from {', '.join(DECISION_CHOICES)}", "decision")
-        return value
+    choices: tuple = DECISION_CHOICES
+    noun: str = "decision"
 
     def fit(self, value, facts):
         default = default_decisions(facts.decisions)
@@ -306,31 +333,41 @@ class Decisions(Filter):
     def narrows(self, value):
         return decisions_of(value) is not None
 
-    def write(self, value):
-        return {self.key: [",".join(value)]} if value else {}
-
 
 @dataclass(frozen=True)
-class MinRating(Filter):
-    """Reviewed papers whose mean rating is at least this."""
-    field: str = "min_rating"
-    key: str = "min_rating"
-    help: str = "only papers whose reviews' mean rating is at least X"
-    metavar: str = "X"
+class Minimum(Filter):
+    """A number from 0 to 10 that a paper's value must reach; `noun` names it in messages."""
+    noun: str = ""
 
     def read(self, params):
         raw = _last(params, self.key)
         if not raw:
             return None, []
         try:
-            return _score(raw, "a rating"), []
+            return _score(raw, f"a {self.noun}"), []
         except ValueError:
-            return None, [f"min_rating={raw[:40]} (use a rating from 0 to 10)"]
+            return None, [f"{self.key}={raw[:40]} (use a {self.noun} from 0 to 10)"]
 
     def check(self, value):
         if value is not None and not 0 <= float(value) <= 10:
-            raise FilterError(f"a minimum rating is from 0 to 10, not {value:g}", "min_rating")
+            raise FilterError(f"a minimum {self.noun} is from 0 to 10, not {value:g}", self.key)
         return value
+
+    def narrows(self, value):
+        return value is not None
+
+    def write(self, value):
+        return {} if value is None else {self.key: [f"{value:g}"]}
+
+
+@dataclass(frozen=True)
+class MinRating(Minimum):
+    """Reviewed papers whose mean rating is at least this."""
+    field: str = "min_rating"
+    key: str = "min_rating"
+    help: str = "only papers whose reviews' mean rating is at least X"
+    metavar: str = "X"
+    noun: str = "rating"
 
     def fit(self, value, facts):
         if value is not None and not facts.has_ratings:  # every paper would fail it: "no paper matches" misled
@@ -339,12 +376,6 @@ class MinRating(Filter):
 
     def mask(self, value, catalog):
         return None if value is None else catalog.columns["rating"] >= float(value)  # NaN compares False
-
-    def narrows(self, value):
-        return value is not None
-
-    def write(self, value):
-        return {} if value is None else {self.key: [f"{value:g}"]}
 
 
 @dataclass(frozen=True)
@@ -409,7 +440,8 @@ class SortOrder(Filter):
     field: str = "sort"
     key: str = "sort"
     help: str = ("relevance (default); rating (mean review rating, best first), oral (orals first, then rating), "
-                 "controversy (spread of the ratings), reviews (most reviewed) or a sub-score of the reviews "
+                 "controversy (spread of the ratings), reviews (most reviewed), improved or dropped (the rating's move "
+                 "since the previous fetch) or a sub-score of the reviews "
                  "(soundness, presentation, ...): each keeps, of the 30 most relevant papers, those close to the "
                  "best match, and re-orders them")
 
@@ -440,11 +472,69 @@ class SortOrder(Filter):
         return {} if value == "relevance" else {self.key: [value]}
 
 
+# What changed since the previous fetch, as the `changed` filter names it: what each needs of the history
+CHANGES = {"new": "new submissions", "moved": "rating moved", "up": "rating moved up", "down": "rating moved down",
+           "decision": "decision changed", "withdrawn": "withdrawn", "reviews": "new reviews"}
+NEED_TWO_FETCHES = ("new", "decision", "withdrawn", "reviews")   # the rest compare with the first posted, too
+
+
+@dataclass(frozen=True)
+class Changed(Choices):
+    """Papers that changed since the previous fetch in any of the given ways (CHANGES)."""
+    field: str = "changed"
+    key: str = "changed"
+    help: str = ("only papers that changed since the previous fetch: new, moved (rating), up, down, decision, "
+                 "withdrawn or reviews (new reviews); repeatable or comma-separated, any of them")
+    metavar: str = "WHAT"
+    choices: tuple = tuple(CHANGES)
+    noun: str = "change"
+
+    def fit(self, value, facts):
+        if facts.fetches >= 2:
+            return value, []
+        why = "this index has no fetch history" if facts.fetches == 0 else \
+            "this index has one fetch: nothing to compare with yet"
+        kept = () if facts.fetches == 0 else tuple(c for c in value if c not in NEED_TWO_FETCHES)
+        return kept, [f"changed={c} ({why})" for c in value if c not in kept]
+
+    def mask(self, value, catalog):
+        if not value:
+            return None
+        c = catalog.columns
+        move = np.nan_to_num(c["move"], nan=0.0)
+        masks = {"new": c["new"], "moved": np.abs(move) > EPSILON, "up": move > EPSILON, "down": move < -EPSILON,
+                 "decision": (c["decision_from"] != "") & (c["decision_from"] != c["decisions"])
+                 & (c["decisions"] != "Withdrawn"),
+                 "withdrawn": (c["decision_from"] != "") & (c["decision_from"] != "Withdrawn")
+                 & (c["decisions"] == "Withdrawn"),
+                 "reviews": c["reviews_added"] > 0}
+        return np.logical_or.reduce([masks[v] for v in value])
+
+
+@dataclass(frozen=True)
+class MinMove(Minimum):
+    """Papers whose mean rating moved (up or down) by at least this since the previous fetch."""
+    field: str = "min_move"
+    key: str = "moved"
+    help: str = "only papers whose mean rating moved, up or down, by at least X since the previous fetch"
+    metavar: str = "X"
+    noun: str = "move"
+
+    def fit(self, value, facts):
+        if value is not None and (facts.fetches == 0 or not facts.has_ratings):
+            return None, [f"moved={value:g} (this index has no rating history)"]
+        return value, []
+
+    def mask(self, value, catalog):
+        # a hair under: 5.25 -> 5.75 is a move of 0.5 in floats that print as 0.4999999
+        return None if value is None else np.abs(catalog.columns["move"]) >= float(value) - EPSILON
+
+
 # In the order the page names what it ignored or could not apply.
 FILTERS: tuple[Filter, ...] = (
     Facet("areas", "area", "areas", "only this primary area (repeatable)"),
     Facet("venues", "venue", "venues", "only this venue, e.g. 'ICLR 2026 Oral' (repeatable)"),
-    Authors(), Decisions(), MinRating(), MinScores(), SortOrder())
+    Authors(), Decisions(), MinRating(), MinScores(), Changed(), MinMove(), SortOrder())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -456,6 +546,8 @@ class Filters:
     sort: str = "relevance"           # one of SORTS, or a sub-score's name
     decisions: tuple[str, ...] = ()   # DECISION_CHOICES; () is the index's default (`known` sets it)
     min_scores: tuple[tuple[str, float], ...] = ()   # ("soundness", 3.0): reviewed papers whose mean is at least
+    changed: tuple[str, ...] = ()     # CHANGES since the previous fetch, any of them
+    min_move: float | None = None     # papers whose mean rating moved by at least this since the previous fetch
     unknown: tuple[str, ...] = field(default=(), compare=False)  # what `known` dropped, in words
 
     def __post_init__(self) -> None:

@@ -75,6 +75,14 @@ class ReviewsEntry:
     key: str = ""         # reviews.search_key: what the search was (or will be) built from
 
 
+@dataclass(frozen=True)
+class HistoryEntry:
+    fetches: int          # fetches that changed something, the first included (history.FETCHES lists them)
+    papers: int           # papers some fetch described
+    latest: str           # when the latest was fetched
+    baseline: str         # what moves are measured from: the previous fetch's date, or history.FIRST_POSTED
+
+
 @dataclass
 class Manifest:
     model: ModelEntry
@@ -92,6 +100,7 @@ class Manifest:
     # papers whose abstract is not embedded yet (index.UNEMBEDDED lists their rows): the words stage's index,
     # published before the abstracts' vectors, holds a zero vector for each and finds them by words only
     unembedded: int = 0
+    history: HistoryEntry | None = None
     embedding: dict = field(default_factory=dict)  # backend, CPU, batch size, seconds (for reading, not loading)
     inputs: list[str] = field(default_factory=list)
     inputs_digest: str = ""   # build.inputs_digest: the input files' bytes
@@ -138,6 +147,7 @@ class Manifest:
             reviews=_optional(ReviewsEntry, d, "reviews"),
             summaries=_entry(d, "summaries", int) if "summaries" in d else 0,
             unembedded=_entry(d, "unembedded", int) if "unembedded" in d else 0,
+            history=_optional(HistoryEntry, d, "history"),
             embedding=d.get("embedding") or {}, inputs=d.get("inputs") or [],
             inputs_digest=d.get("inputs_digest") or "", skipped_lines=d.get("skipped_lines") or 0,
             built_at=d.get("built_at") or "", library_versions=d.get("library_versions") or {},

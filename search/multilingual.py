@@ -92,7 +92,7 @@ class MultilingualEncoder:
 
                 # spawn, not fork: the build process holds OpenMP and OpenVINO threads a fork would copy
                 self._pool = ProcessPoolExecutor(self.processes, multiprocessing.get_context("spawn"),
-                                                 initializer=_start_worker)
+                                                 initializer=_start_worker, initargs=(os.getpid(),))
             pieces = [texts[i:i + _PIECE] for i in range(0, len(texts), _PIECE)]
             return np.concatenate(list(self._pool.map(_encode_in_worker, pieces,
                                                       [normalize_embeddings] * len(pieces))))
@@ -161,10 +161,12 @@ def load_space(path: Path, entry: MultilingualEntry | None, count: int) -> Multi
     return MultilingualSpace(encoder, index.reconstruct_n(0, index.ntotal), titles, sentences)
 
 
-def _start_worker() -> None:
+def _start_worker(parent: int) -> None:
     global _worker_encoder
+    # Watch before loading: the encoder takes seconds to load on a busy machine, and a build killed meanwhile
+    # would leave a worker whose parent is already the reaper, waiting for ever (seen once in CI).
+    threading.Thread(target=_leave_with, args=(parent,), daemon=True).start()
     _worker_encoder = MultilingualEncoder(threads=1)
-    threading.Thread(target=_leave_with, args=(os.getppid(),), daemon=True).start()
 
 
 def _leave_with(parent: int) -> None:

@@ -93,16 +93,19 @@ def authors(value) -> list[str]:
 def _replies(note, name: str) -> list[dict]:
     """The replies of one invitation, once each: OpenReview can list a reply edited after it was posted
     (a rating raised after the rebuttal) once per version under the same id (968 of ICLR 2026's 76,816
-    reviews); the latest version (by modification date) stands, where the first one stood."""
+    reviews); the latest version (by modification date) stands, where the first one stood. The earlier
+    versions, oldest first, are under "_earlier" of the one that stands."""
     replies = (getattr(note, "details", None) or {}).get("replies") or []
-    latest: dict[str, dict] = {}
+    versions: dict[str, list[dict]] = {}
     for r in replies:
         if not (isinstance(r, dict) and any(str(inv).endswith(f"/-/{name}") for inv in r.get("invitations") or [])):
             continue
-        key = str(r.get("id") or id(r))
-        if key not in latest or _modified(r) >= _modified(latest[key]):
-            latest[key] = r
-    return list(latest.values())
+        versions.setdefault(str(r.get("id") or id(r)), []).append(r)
+    latest = []
+    for group in versions.values():
+        group = sorted(group, key=_modified)  # stable: equal dates keep the listed order, the last one stands
+        latest.append({**group[-1], "_earlier": group[:-1]} if len(group) > 1 else group[-1])
+    return latest
 
 
 def _modified(reply: dict) -> float:
@@ -126,18 +129,31 @@ def _date(reply: dict) -> str:
 
 
 def review(reply: dict) -> dict:
-    """One official review: its reviewer's anonymous name, every number its form has, its texts."""
-    content = reply.get("content") if isinstance(reply.get("content"), dict) else {}
-    out: dict = {"reviewer": _signer(reply), "date": _date(reply)}
+    """One official review: its reviewer's anonymous name, every number its form has, its texts; where it was
+    edited, "versions": each earlier version's numbers with the date it was made ("modified"), oldest first."""
+    out: dict = {"reviewer": _signer(reply), "date": _date(reply), **_numbers(reply)}
     texts = {}
+    content = reply.get("content") if isinstance(reply.get("content"), dict) else {}
     for name in content:
         value = value_of(content, name)
-        if name in REVIEW_TEXTS:
-            if _text(value):
-                texts[name] = _text(value)
-        elif number(value) is not None:
-            out[name] = number(value)
+        if name in REVIEW_TEXTS and _text(value):
+            texts[name] = _text(value)
+    earlier = [{"modified": _modified_date(r), **_numbers(r)} for r in reply.get("_earlier") or ()]
+    if earlier:
+        out["modified"] = _modified_date(reply)
+        out["versions"] = earlier
     return {**out, **texts}
+
+
+def _numbers(reply: dict) -> dict:
+    content = reply.get("content") if isinstance(reply.get("content"), dict) else {}
+    return {name: number(value_of(content, name)) for name in content
+            if name not in REVIEW_TEXTS and number(value_of(content, name)) is not None}
+
+
+def _modified_date(reply: dict) -> str:
+    ms = _modified(reply)
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if ms else ""
 
 
 def decision_of(content: dict, decision_reply: dict | None, names: VenueNames) -> str:

@@ -16,7 +16,8 @@ drops a note once that page is served. `log` records every request with its arri
 (time.monotonic()), so a test can measure the waits between tries. Listens on 127.0.0.1 only.
 
 As a script it serves a file of notes (the shared crawl) for the fetch benchmark, and stops itself
-after --lifetime seconds.
+after --lifetime seconds; `--versions earliest` serves each edited review as first posted (a venue before
+the discussion), `as_of` and `withdrawn` make a test's "before" and "after".
 """
 from __future__ import annotations
 
@@ -212,6 +213,26 @@ class OpenReviewServer:
         return Handler
 
 
+def as_of(note: dict, which: str) -> dict:
+    """The note with one version of each reply: "earliest" (as first posted: the crawl before the discussion's
+    edits) or "latest"; the crawl lists an edited reply once per version, by its modification date."""
+    replies = (note.get("details") or {}).get("replies")
+    if not replies:
+        return note
+    kept: dict[str, dict] = {}
+    for r in sorted(replies, key=lambda r: r.get("tmdate") or r.get("mdate") or 0, reverse=which == "earliest"):
+        kept[r.get("id") or str(id(r))] = r
+    order = list(dict.fromkeys(r.get("id") or str(id(r)) for r in replies))
+    return {**note, "details": {**note["details"], "replies": [kept[i] for i in order]}}
+
+
+def withdrawn(note: dict, venue_id: str = "ICLR.cc/2026/Conference") -> dict:
+    """The note as OpenReview lists it once its authors withdrew it."""
+    content = {**note["content"], "venueid": {"value": f"{venue_id}/Withdrawn_Submission"},
+               "venue": {"value": "ICLR 2026 Conference Withdrawn Submission"}}
+    return {**note, "content": content}
+
+
 def read_notes(path: Path) -> list[bytes]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as f:
@@ -226,8 +247,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group", type=Path, required=True, help="the venue group as JSON")
     ap.add_argument("--cap", type=int, default=1000, help="largest page served")
     ap.add_argument("--lifetime", type=float, default=1800, help="seconds before the server stops itself")
+    ap.add_argument("--versions", choices=("all", "earliest", "latest"), default="all",
+                    help="each edited reply once per version, as the crawl lists them (all), or only its first "
+                         "version (earliest: the venue before the discussion's edits) or its last")
     args = ap.parse_args(argv)
-    server = OpenReviewServer(read_notes(args.notes), json.loads(args.group.read_text()), cap=args.cap)
+    notes = read_notes(args.notes)
+    if args.versions != "all":
+        notes = [json.dumps(as_of(json.loads(n), args.versions)).encode() for n in notes]
+    server = OpenReviewServer(notes, json.loads(args.group.read_text()), cap=args.cap)
     server.start()
     print(server.url, flush=True)
     done = threading.Event()

@@ -27,7 +27,7 @@ def test_the_address_gives_filters_and_names_what_it_ignored():
     assert ignored == ["decision=maybe (use accepted, rejected, withdrawn, undecided, oral, spotlight, poster, active, all)",
                        "min_rating=eleven (use a rating from 0 to 10)",
                        "min_soundness=many (use a score from 0 to 10)",
-                       "sort=Stars! (use relevance, rating, oral, controversy, reviews or a sub-score)"]
+                       "sort=Stars! (use relevance, rating, oral, controversy, reviews, improved, dropped or a sub-score)"]
     assert Filters.from_address({"min_rating": ["6.5"], "sort": ["oral"]}) == (Filters(min_rating=6.5, sort="oral"), [])
 
 
