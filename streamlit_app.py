@@ -18,8 +18,8 @@ from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES
                            UnknownPaper, open_engine)
 from search.filters import Filters, address_key, sort_choices, sort_named
 from search.export import FORMATS, export
-from search.fetch import DEFAULT_VENUE, default_out
-from search.openreview_api import default_api
+from search.openreview.fetch import DEFAULT_VENUE, default_out
+from search.openreview.api import default_api
 from search.index import IndexLoadError, building as building_elsewhere, resolve
 from search.progress import meaning_note, read_status, status_text, still_coming, with_meaning_note
 from search.lexical import marker
