@@ -304,6 +304,14 @@ def verify_files(path: Path, files: dict) -> None:
                                  f"changed); {REBUILD}")
 
 
+def read_exact_vectors(path: Path) -> np.ndarray:
+    """The rows of an exact index folder's vectors.faiss (float32, as they were written)."""
+    import faiss
+
+    index = faiss.read_index(str(path / VECTORS))
+    return index.reconstruct_n(0, index.ntotal)
+
+
 def load_index(out: Path) -> IndexData:
     """Load and check an index directory; IndexLoadError says what is wrong and how to rebuild."""
     import faiss
