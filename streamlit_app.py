@@ -652,7 +652,7 @@ def url_int(name: str, default: int) -> int:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str, focus: str | None):
     """The map's figure for a build, hits, list, colouring and focus (thousands of points): a rerun reuses it."""
-    from search.layout import map_figure
+    from search.papermap import map_figure
 
     engine = get_engine(build_path)
     return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour,
