@@ -18,8 +18,8 @@ from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES
                            UnknownPaper, open_engine)
 from search.filters import Filters, address_key, sort_choices, sort_named
 from search.export import FORMATS, export
-from search.fetch import DEFAULT_VENUE, default_out
-from search.openreview_api import default_api
+from search.openreview.fetch import DEFAULT_VENUE, default_out
+from search.openreview.api import default_api
 from search.index import IndexLoadError, building as building_elsewhere, resolve
 from search.progress import meaning_note, read_status, status_text, still_coming, with_meaning_note
 from search.lexical import marker
@@ -652,7 +652,7 @@ def url_int(name: str, default: int) -> int:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str, focus: str | None):
     """The map's figure for a build, hits, list, colouring and focus (thousands of points): a rerun reuses it."""
-    from search.layout import map_figure
+    from search.papermap import map_figure
 
     engine = get_engine(build_path)
     return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour,

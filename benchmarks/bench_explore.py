@@ -21,7 +21,7 @@ from sklearn.manifold import trustworthiness
 from sklearn.metrics import normalized_mutual_info_score
 
 from benchmarks.report import write_report
-from search import layout, topics
+from search import papermap, topics
 from search.embed import load_model
 from search.index import load_index
 
@@ -46,7 +46,7 @@ def main() -> None:
     of = topics.assignments(found)
     ours = np.array([of[p.id] for p in papers])
     t = time.perf_counter()
-    xy = layout.layout(vectors)
+    xy = papermap.coordinates(vectors)
     map_s = time.perf_counter() - t
 
     model = load_model(data.manifest.model.name)
@@ -84,7 +84,7 @@ def main() -> None:
     lines += [f"| {name} | {k} | {score:.3f} |" for name, k, score in rows]
     lines += ["", f"Unassigned papers: {unassigned} (every paper is in one topic).", "",
               "| map (1,000 sampled papers, cosine) | trustworthiness@10 | seconds |", "|---|---|---|",
-              f"| t-SNE (this build: {layout.METHOD}) | {trust_tsne:.3f} | {map_s:.1f} |",
+              f"| t-SNE (this build: {papermap.METHOD}) | {trust_tsne:.3f} | {map_s:.1f} |",
               f"| t-SNE, 500 iterations, angle 0.5 (the earlier setting) | {trust_before:.3f} | {before_s:.1f} |",
               f"| PCA | {trust_pca:.3f} | |", "",
               "| stage | seconds | share of embedding |", "|---|---|---|",

@@ -62,8 +62,8 @@ def expected(before: list[dict], after: list[dict]) -> dict:
 
 
 def fetch(notes: list[dict], group: dict, out: Path, when: str) -> float:
-    from search.fetch import DEFAULT_VENUE, fetch_venue
-    from search.openreview_api import Api
+    from search.openreview.fetch import DEFAULT_VENUE, fetch_venue
+    from search.openreview.api import Api
 
     t = time.perf_counter()
     with OpenReviewServer(notes, group) as server:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .build import inputs_digest
 from .corpus import CorpusError, input_files
-from .openreview_api import Api, FetchError, default_api
+from .openreview.api import Api, FetchError, default_api
 from .index import BuildBusy, IndexLoadError, read_manifest, resolve
 from .progress import ProgressLog, read_status, write_status
 
@@ -165,7 +165,7 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
     from .build import BuildOptions, build_index, stage_costs
     from .corpus import carries_reviews
     from .embed import load_model
-    from .fetch import fetch_venue
+    from .openreview.fetch import fetch_venue
 
     with job_lock(out) as held:
         if not held:

@@ -3,7 +3,7 @@
 `build_index` runs a short list of stages over one `Build`. When many abstracts are not in the embedding
 cache, the papers with their metadata, reviews and BM25 are published first (the words stage: the whole venue
 answers by words within a minute, any cached vectors by meaning); then the papers with their abstract vectors,
-so the index answers by meaning while the rest is built; each later stage (STAGES) is published as it lands,
+so the index answers by meaning while the rest is built; each later stage (a part of PARTS) is published as it lands,
 the folder of the one before hard-linked into it. Each part of the folder is written by its
 owner (manifest.py lists them), and the manifest gathers their entries."""
 from __future__ import annotations
@@ -173,26 +173,10 @@ class Build:
 
 # Seconds each stage took for 4,315 papers on 2 cores (benchmarks/experiments/results/floor.md and first_run.md;
 # review search scaled from 40 s at 19,630, the reviewers' summaries from 2.27x the abstracts' time at
-# 19,630 submissions in first_run_venue.md: 990 s against 436 s): only their ratios matter, for the whole build's time left
-# (progress.ProgressLog scales them by the pace of the stage running). In the order the build runs them.
-STAGE_COSTS = {"abstracts": 85.0, "topics": 4.0, "map": 5.0, "review search": 9.0, "sentences": 81.0,
-               "multilingual abstracts": 30.0, "multilingual sentences": 32.0, "multilingual titles": 7.0,
-               "summaries": 193.0, "writing the index": 1.2}
-# The stages after the abstracts', cheapest first, so that what is quick is there soon: topics and the map
-# (about a minute at 19,630 papers), search within reviews (40 s), the sentences of "why this result" (about 6
-# minutes), the multilingual space (about 5), the reviewers' summaries (four texts a paper, the longest).
-STAGES = ("topics and map", "review search", "sentences", "multilingual", "summaries")
-
-
-def stage_costs(options: BuildOptions | None = None, reviews: bool = True) -> dict[str, float]:
-    """The stages a build with these options runs, in order, with their relative costs; `reviews`: whether
-    its inputs carry reviews (corpus.carries_reviews), without which two stages have nothing to do."""
-    o = options or BuildOptions()
-    skip = {"sentences": not o.sentences, "multilingual abstracts": not o.multilingual,
-            "multilingual sentences": not (o.multilingual and o.sentences), "multilingual titles": not o.multilingual,
-            "topics": not o.explore, "map": not o.explore, "review search": not (o.review_search and reviews),
-            "summaries": not (o.summaries and reviews)}
-    return {stage: cost for stage, cost in STAGE_COSTS.items() if not skip.get(stage)}
+# 19,630 submissions in first_run_venue.md: 990 s against 436 s): only their ratios matter, for the whole build's
+# time left (progress.ProgressLog scales them by the pace of the stage running). Each later part declares its own
+# (PARTS); these are the abstracts' and the last publish's.
+ABSTRACTS_COST, WRITING_COST = 85.0, 1.2
 
 
 def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = None, *, model=None,
@@ -212,7 +196,7 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
                 stage(b)
         b.done.append("words")
         if options.staged and len(b.unembedded) >= options.words_first:
-            b.pending = ["abstracts", *([] if options.first_stage_only else [s for s in STAGES if _wanted(b, s)])]
+            b.pending = ["abstracts", *([] if options.first_stage_only else [p.name for p in PARTS if p.wanted(b)])]
             _publish(b)
         with b.timed("abstracts"):
             _embed_abstracts(b)
@@ -220,13 +204,13 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
         b.pending = []
         # stages with nothing to compute (cached vectors, reusable topics) first: the first publish then
         # holds all they give, and comes just before the first stage that takes time
-        work = {name: _has_work(b, name) for name in STAGES if _wanted(b, name)}
+        work = {p.name: _has_work(b, p) for p in PARTS if p.wanted(b)}
         b.pending = sorted(work, key=work.get)
         for name in list(b.pending) if not options.first_stage_only else []:
             if options.staged and work[name]:
                 _publish(b)
             with b.timed(name):
-                LATER[name](b)
+                PART[name].compute(b)
             b.pending.remove(name)
             b.done.append(name)
         final = _publish(b)
@@ -396,18 +380,6 @@ def _review_search(b: Build) -> None:
     b.review_search = reviews.build_search(b.papers, b.reviews_key(), b.previous)
 
 
-LATER: dict[str, Callable[[Build], None]] = {"topics and map": _explore, "review search": _review_search,
-                                              "sentences": _embed_sentences, "multilingual": _embed_multilingual,
-                                              "summaries": _embed_summaries}
-
-
-def _wanted(b: Build, stage: str) -> bool:
-    o = b.options
-    return {"topics and map": o.explore, "sentences": o.sentences, "multilingual": o.multilingual,
-            "review search": o.review_search and any(p.reviews for p in b.papers),
-            "summaries": o.summaries and any(_summary_groups(b))}[stage]
-
-
 def _summary_groups(b: Build) -> list[list[str]]:
     if not b.summary_groups and any(p.reviews for p in b.papers):
         b.summary_groups = summaries.paper_summaries(b.papers)
@@ -418,25 +390,28 @@ def _misses(cache: EmbeddingCache, texts: list[str]) -> bool:
     return any(cache.get(text_hash(t)) is None for t in texts)
 
 
-def _has_work(b: Build, stage: str) -> bool:
-    """Whether a later stage has real work (a text to embed, topics to compute, reviews to index) or
-    only reads what the cache and the previous build hold."""
-    if stage in PART_FILES and reusable(b, stage):
+def _sentences_work(b: Build) -> bool:
+    return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
+
+
+def _summaries_work(b: Build) -> bool:
+    return _misses(b.cache(summaries.cache_key(b.vectors_key)), summaries.flat(b.summary_groups))
+
+
+def _multilingual_work(b: Build) -> bool:
+    return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
+
+
+def _explore_work(b: Build) -> bool:
+    """Reused as they are, or a few new papers placed onto them: a second; computed again otherwise."""
+    if explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is not None:
         return False
-    if stage == "sentences":
-        return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
-    if stage == "summaries":
-        return _misses(b.cache(summaries.cache_key(b.vectors_key)), summaries.flat(b.summary_groups))
-    if stage == "multilingual":
-        return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
-    if stage == "topics and map":  # reused as they are, or a few new papers placed onto them: a second
-        if explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is not None:
-            return False
-        b.place_onto = explore.changes(b.previous, b.papers, b.vectors_key)  # read once, used by _explore
-        return b.place_onto is None
-    if stage == "review search":
-        return not (b.previous and reviews.same_search(b.previous, b.reviews_key()))
-    raise ValueError(f"unknown stage {stage!r}")
+    b.place_onto = explore.changes(b.previous, b.papers, b.vectors_key)  # read once, used by _explore
+    return b.place_onto is None
+
+
+def _review_search_work(b: Build) -> bool:
+    return not (b.previous and reviews.same_search(b.previous, b.reviews_key()))
 
 
 # ---------------------------------------------------------------- writing and publishing
@@ -478,42 +453,41 @@ def _write_review_search(b: Build, build_dir: Path) -> None:
 
 
 def _write_sentences(b: Build, build_dir: Path) -> None:
-    b.entries["sentences"] = (b.reuse["sentences"][1].sentences if _link_part(b, build_dir, "sentences") else
-                              evidence.write(build_dir, b.sentence_groups, b.sentence_vectors))
+    b.entries["sentences"] = evidence.write(build_dir, b.sentence_groups, b.sentence_vectors)
 
 
 def _write_summaries(b: Build, build_dir: Path) -> None:
-    b.entries["summaries"] = (b.reuse["summaries"][1].summaries if _link_part(b, build_dir, "summaries") else
-                              summaries.write(build_dir, b.summary_groups, b.summary_vectors,
-                                              summaries.paper_sources(b.papers)))
+    b.entries["summaries"] = summaries.write(build_dir, b.summary_groups, b.summary_vectors,
+                                             summaries.paper_sources(b.papers))
 
 
 def _write_multilingual(b: Build, build_dir: Path) -> None:
-    b.entries["multilingual"] = (b.reuse["multilingual"][1].multilingual if _link_part(b, build_dir, "multilingual")
-                                 else write_space(build_dir, *b.multilingual, b.options.ml_processes))
+    b.entries["multilingual"] = write_space(build_dir, *b.multilingual, b.options.ml_processes)
 
 
 # ---------------------------------------------------------------- parts taken whole from the previous build
 
-# A re-fetch that changed only scores and decisions leaves these parts' rows as they were: the build links
-# the previous build's files instead of writing them again (at 19,630 papers, writing them and reading
-# their vectors from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links,
-# in its git history).
-PART_FILES = {"abstracts": (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER),
-              "sentences": (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
-              "multilingual": (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS),
-              "summaries": (summaries.VECTORS, summaries.OFFSETS, summaries.SOURCES)}
+# A re-fetch that changed only scores and decisions leaves a part's rows as they were: the build links the
+# previous build's files instead of writing them again (at 19,630 papers, writing them and reading their vectors
+# from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links, in its git
+# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key).
+ABSTRACT_FILES = (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER)
+
+
+def _abstracts_key(b: Build) -> list[str]:
+    return [b.vectors_key, b.options.index_spec, lexical.DESCRIPTION, str(bool(b.options.query_encoder))]
+
+
+def _reused(part: str) -> tuple[tuple[str, ...], Callable[[Build], list[str]]]:
+    """A reusable part's files and what they are made of."""
+    if part == "abstracts":
+        return ABSTRACT_FILES, _abstracts_key
+    return PART[part].files, PART[part].key
 
 
 def part_key(b: Build, part: str) -> str:
     """What a part's files are made of: the papers' rows in order, and the part's method."""
-    o = b.options
-    what = {"abstracts": [b.vectors_key, o.index_spec, lexical.DESCRIPTION, str(bool(o.query_encoder))],
-            "sentences": [_sentences_key(b)],
-            "multilingual": [multilingual_fingerprint(), str(o.sentences)],
-            "summaries": [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b)),
-                          summaries.SOURCES]}[part]
-    return hashlib.sha256("\n".join([b.rows_key, part, *what]).encode()).hexdigest()
+    return hashlib.sha256("\n".join([b.rows_key, part, *_reused(part)[1](b)]).encode()).hexdigest()
 
 
 def reusable(b: Build, part: str) -> bool:
@@ -524,7 +498,7 @@ def reusable(b: Build, part: str) -> bool:
             previous = ix.read_manifest(b.previous) if b.previous else None
             if previous and previous.part_keys.get(part) == part_key(b, part):
                 files = {n: m for n, m in previous.files.items()
-                         if any(n == f or (f.endswith("/") and n.startswith(f)) for f in PART_FILES[part])}
+                         if any(n == f or (f.endswith("/") and n.startswith(f)) for f in _reused(part)[0])}
                 ix.verify_files(b.previous, files)
                 b.reuse[part] = (files, previous)
         except (ix.IndexLoadError, OSError):
@@ -550,9 +524,6 @@ def _link(src: Path, dest: Path) -> None:
         shutil.copy2(src, dest)
 
 
-WRITERS = {"words": _write_words, "abstracts": _write_abstracts, "topics and map": _write_explore,
-           "review search": _write_review_search,
-           "sentences": _write_sentences, "multilingual": _write_multilingual, "summaries": _write_summaries}
 
 
 def _link_previous_stage(b: Build, build_dir: Path, rewritten: set[str]) -> dict:
@@ -582,7 +553,10 @@ def _publish(b: Build) -> Path:
     ix.write_papers(build_dir / ix.PAPERS, b.papers)
     for stage in b.done:
         if stage not in written:
-            WRITERS[stage](b, build_dir)
+            if stage in FIRST_WRITERS:
+                FIRST_WRITERS[stage](b, build_dir)
+            else:
+                _write_part(b, build_dir, PART[stage])
     e = b.entries
     stamp = round(time.perf_counter() - b.started, 3)
     manifest = Manifest(
@@ -598,10 +572,85 @@ def _publish(b: Build) -> Path:
     b.timings["write"] = b.timings.get("write", 0.0) + time.perf_counter() - t
     manifest.build_seconds = stamp
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
-    manifest.part_keys = {part: part_key(b, part) for part in PART_FILES if part in b.done and
-                          (part != "multilingual" or e.get("multilingual"))}
+    manifest.part_keys = {part: part_key(b, part) for part in ["abstracts", *(p.name for p in PARTS if p.files)]
+                          if part in b.done and (part != "multilingual" or e.get("multilingual"))}
     ix.write_manifest(build_dir, manifest, {**known, **b.linked})
     b.last = ix.publish(build_dir, b.out, spare=b.previous if b.pending else None)
     b.last_files = manifest.files
     b.published_at = dict(manifest.published)
     return b.last
+
+
+# ---------------------------------------------------------------- the parts after the abstracts, declared once
+
+def _always(b: Build) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of the index computed after the abstracts (a later stage), all the build needs of it in one place:
+    whether a build makes it, what it costs, whether it has work, how it is computed and written, and which of
+    its files a build can take whole from the previous one. Its module writes and loads its files and gives
+    its manifest entry (manifest.py)."""
+    name: str
+    enabled: Callable[[BuildOptions, bool], bool]       # with these options, on inputs with (True) or without reviews
+    costs: Callable[[BuildOptions], dict[str, float]]   # the progress stages it reports, relative seconds at 4,315
+    compute: Callable[[Build], None]
+    write: Callable[[Build, Path], None]
+    has_work: Callable[[Build], bool]     # something to compute, beyond what the cache and the previous build hold
+    files: tuple[str, ...] = ()           # taken whole from the previous build where `key` gives the same
+    key: Callable[[Build], list[str]] | None = None
+    applies: Callable[[Build], bool] = _always   # whether the papers give it anything to do
+
+    def wanted(self, b: Build) -> bool:
+        return self.enabled(b.options, any(p.reviews for p in b.papers)) and self.applies(b)
+
+
+# Cheapest first, so that what is quick is there soon: topics and the map (about a minute at 19,630 papers),
+# search within reviews (40 s), the sentences of "why this result" (about 6 minutes), the multilingual space
+# (about 5), the reviewers' summaries (four texts a paper, the longest).
+PARTS: tuple[Part, ...] = (
+    Part("topics and map", lambda o, r: o.explore, lambda o: {"topics": 4.0, "map": 5.0}, _explore, _write_explore,
+         _explore_work),
+    Part("review search", lambda o, r: o.review_search and r, lambda o: {"review search": 9.0}, _review_search,
+         _write_review_search, _review_search_work),
+    Part("sentences", lambda o, r: o.sentences, lambda o: {"sentences": 81.0}, _embed_sentences, _write_sentences,
+         _sentences_work, (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
+         lambda b: [_sentences_key(b)]),
+    Part("multilingual", lambda o, r: o.multilingual,
+         lambda o: {"multilingual abstracts": 30.0, **({"multilingual sentences": 32.0} if o.sentences else {}),
+                    "multilingual titles": 7.0},
+         _embed_multilingual, _write_multilingual, _multilingual_work, (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS),
+         lambda b: [multilingual_fingerprint(), str(b.options.sentences)]),
+    Part("summaries", lambda o, r: o.summaries and r, lambda o: {"summaries": 193.0}, _embed_summaries,
+         _write_summaries, _summaries_work, (summaries.VECTORS, summaries.OFFSETS, summaries.SOURCES),
+         lambda b: [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b)), summaries.SOURCES],
+         applies=lambda b: any(_summary_groups(b))),
+)
+PART = {p.name: p for p in PARTS}
+STAGES = tuple(PART)
+FIRST_WRITERS = {"words": _write_words, "abstracts": _write_abstracts}   # what each publish of the papers writes
+
+
+def _write_part(b: Build, build_dir: Path, part: Part) -> None:
+    """A part's files: the previous build's, linked, where they are made of the same (its manifest entry, under
+    the part's name, carried over), else written."""
+    if part.files and _link_part(b, build_dir, part.name):
+        b.entries[part.name] = getattr(b.reuse[part.name][1], part.name)
+    else:
+        part.write(b, build_dir)
+
+
+def _has_work(b: Build, part: Part) -> bool:
+    """Whether a later part has real work (a text to embed, topics to compute, reviews to index) or only reads
+    what the cache and the previous build hold."""
+    return not (part.files and reusable(b, part.name)) and part.has_work(b)
+
+
+def stage_costs(options: BuildOptions | None = None, reviews: bool = True) -> dict[str, float]:
+    """The stages a build with these options runs, in order, with their relative costs; `reviews`: whether
+    its inputs carry reviews (corpus.carries_reviews), without which two stages have nothing to do."""
+    o = options or BuildOptions()
+    later = {k: v for p in PARTS if p.enabled(o, reviews) for k, v in p.costs(o).items()}
+    return {"abstracts": ABSTRACTS_COST, **later, "writing the index": WRITING_COST}

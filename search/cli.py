@@ -13,8 +13,8 @@ from pathlib import Path
 
 from . import guard
 from .guard import UsageError
-from .fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
-from .openreview_api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
+from .openreview.fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
+from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .export import FORMATS, export
 from .filters import FILTERS, Filters
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine

@@ -217,7 +217,7 @@ def _as_reviews(value, where: str) -> list[dict]:
             elif isinstance(v, str):
                 review[k] = strip_control(v).strip()
             elif k == "versions" and isinstance(v, list) and all(isinstance(e, dict) for e in v):
-                # the review's earlier versions, oldest first (records.review): numbers and a date each
+                # the review's earlier versions, oldest first (openreview.records.review): numbers and a date each
                 review[k] = [{a: b for a, b in e.items() if isinstance(a, str) and not isinstance(b, bool)
                               and (isinstance(b, str) or (isinstance(b, (int, float)) and b == b))} for e in v]
             elif v is not None:

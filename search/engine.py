@@ -17,7 +17,7 @@ from .corpus import Paper
 from .embed import as_encoder, load_model
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
-from .layout import MAP
+from .papermap import MAP
 from .manifest import Manifest
 from .multilingual import NON_LATIN, detect_language, load_space
 from .query_cache import MAX_QUERY_CHARS, QueryCache

@@ -1,4 +1,4 @@
-"""The topics and the map as a part of the index folder: computed at build time (topics.py, layout.py),
+"""The topics and the map as a part of the index folder: computed at build time (topics.py, papermap.py),
 reused from the previous build when nothing they depend on changed, written, and loaded for the page."""
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from . import index as ix
-from . import layout
+from . import papermap
 from . import topics as tp
 from .corpus import Paper
 from .manifest import ExploreEntry
 
-FILES = (tp.TOPICS, layout.MAP)
+FILES = (tp.TOPICS, papermap.MAP)
 # Topics and map are computed again when more than this share of the papers is new, edited or gone since
 # they last were; below it each such paper is placed among its nearest neighbours (a second, where
 # computing them again takes about a minute at 19,630 papers), and the manifest's explore entry counts them (`placed`).
@@ -37,7 +37,7 @@ class Explore:
 def key(papers: list[Paper], corpus_fingerprint: str, vectors_key: str) -> str:
     """Topics and map depend on the corpus (keywords too, for labels), the vectors and the methods only."""
     keywords = sorted(f"{p.id}\t{'; '.join(p.keywords)}" for p in papers if p.keywords)
-    text = "\n".join([corpus_fingerprint, vectors_key, tp.METHOD, layout.METHOD, *keywords])
+    text = "\n".join([corpus_fingerprint, vectors_key, tp.METHOD, papermap.METHOD, *keywords])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -71,7 +71,7 @@ def changes(previous: Path | None, papers: list[Paper], vectors_key: str) -> Cha
         manifest = ix.read_manifest(previous)
         entry = manifest.explore
         if not (entry and entry.vectors_key == vectors_key and entry.topics_method == tp.METHOD
-                and entry.map_method == layout.METHOD):
+                and entry.map_method == papermap.METHOD):
             return None
         ix.verify_files(previous, {n: m for n, m in manifest.files.items() if n in FILES or n == ix.PAPERS})
         before = {}
@@ -79,7 +79,7 @@ def changes(previous: Path | None, papers: list[Paper], vectors_key: str) -> Cha
             for line in f:
                 row = json.loads(line)
                 before[row["id"]] = row["text"]
-        points = layout.read_map(previous / layout.MAP)
+        points = papermap.read_map(previous / papermap.MAP)
         topics = tp.read_topics(previous / tp.TOPICS)
     except (ix.IndexLoadError, OSError, ValueError, KeyError):
         return None
@@ -135,11 +135,11 @@ def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Pat
         announce("topics")
         topics = tp.compute_topics(papers, vectors)
         announce("map")
-        xy = layout.layout(vectors)
+        xy = papermap.coordinates(vectors)
     topic_of = tp.assignments(topics)
     for p in papers:
         p.topic = topic_of.get(p.id)
-    entry = ExploreEntry(wanted, len(topics), tp.METHOD, layout.METHOD, reused_from is not None, vectors_key,
+    entry = ExploreEntry(wanted, len(topics), tp.METHOD, papermap.METHOD, reused_from is not None, vectors_key,
                          placed if reused_from is None else _placed(reused_from))
     return Explore(entry, topics, xy, reused_from)
 
@@ -155,7 +155,7 @@ def write(build_dir: Path, part: Explore, papers: list[Paper]) -> ExploreEntry:
             shutil.copyfile(part.reused_from / name, build_dir / name)
     else:
         tp.write_topics(build_dir / tp.TOPICS, part.topics)
-        layout.write_map(build_dir / layout.MAP, [p.id for p in papers], part.xy, tp.assignments(part.topics))
+        papermap.write_map(build_dir / papermap.MAP, [p.id for p in papers], part.xy, tp.assignments(part.topics))
     return part.entry
 
 
@@ -163,4 +163,4 @@ def load(path: Path, entry: ExploreEntry | None) -> tuple[list[tp.Topic], list[d
     """The topics and map points of the index at `path` (none when it was built without them)."""
     if entry is None:
         return [], []
-    return tp.read_topics(path / tp.TOPICS), layout.read_map(path / layout.MAP)
+    return tp.read_topics(path / tp.TOPICS), papermap.read_map(path / papermap.MAP)

@@ -9,7 +9,7 @@ sorts, filters and cards read a paper's move from papers.jsonl; the history itse
 paper's page and `changes`.
 
 With one fetch only, the reviews' own versions stand in for a previous fetch: OpenReview lists a review
-edited after it was posted once per version (records.review keeps the earlier ones), so a paper's rating
+edited after it was posted once per version (openreview.records.review keeps the earlier ones), so a paper's rating
 "as first posted" is known, and the moves made during the discussion show from the first fetch on.
 """
 from __future__ import annotations

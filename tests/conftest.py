@@ -247,8 +247,8 @@ def venue_records(tmp_path_factory) -> Path:
     if not CRAWL.is_file():
         pytest.skip("needs ../shared/data/iclr2026_openreview.jsonl.gz (the ICLR 2026 crawl)")
     from openreview_server import OpenReviewServer
-    from search.fetch import DEFAULT_VENUE, fetch_venue
-    from search.openreview_api import Api
+    from search.openreview.fetch import DEFAULT_VENUE, fetch_venue
+    from search.openreview.api import Api
 
     def make(d: Path) -> None:
         with gzip.open(CRAWL, "rb") as f:

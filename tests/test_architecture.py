@@ -9,8 +9,9 @@ ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 
 
 def test_every_module_of_the_library_is_on_the_map():
-    modules = sorted(p.name for p in (ROOT / "search").glob("*.py") if not p.name.startswith("__"))
-    listed = set(re.findall(r"`search/(\w+\.py)`", ARCHITECTURE))
+    modules = sorted(str(p.relative_to(ROOT / "search")) for p in (ROOT / "search").rglob("*.py")
+                     if not p.name.startswith("__"))
+    listed = set(re.findall(r"`search/([\w/]+\.py)`", ARCHITECTURE))
     assert len(modules) > 30 and [m for m in modules if m not in listed] == []
     assert [m for m in listed if not (ROOT / "search" / m).is_file()] == []  # nor a module that is gone
 
@@ -21,10 +22,13 @@ def test_every_manifest_entry_is_in_the_index_layout():
     assert "multilingual" in entries and [e for e in entries if f"`{e}`" not in layout] == []
 
 
-MODULES = sorted(p.stem for p in (ROOT / "search").glob("*.py") if not p.stem.startswith("__"))
+# the library's modules by their dotted names below search/ ("openreview.fetch"), the longest first: a name in
+# a family of modules is cited with its family's
+MODULES = sorted((".".join(p.relative_to(ROOT / "search").with_suffix("").parts)
+                  for p in (ROOT / "search").rglob("*.py") if not p.stem.startswith("__")), key=lambda m: -len(m))
 # `module.name` (or `module.Class.attr`) where module is one of the library's: not a path (`.index.versions/`,
 # `assets/cards.js`) nor a file name (`explore.py`, `multilingual.png`)
-CITED = re.compile(r"(?<![\w./-])(" + "|".join(MODULES) + r")\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+CITED = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, MODULES)) + r")\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 FILE_ENDINGS = {"py", "md", "js", "png", "json", "jsonl", "npy", "faiss", "onnx", "log", "txt", "gz", "csv"}
 SECTION = re.compile(r"\b(README|docs/\w+\.md)(?:'s)?,? \"([^\"]+)\"")
 
@@ -37,7 +41,7 @@ def cited_texts():
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = doc.read_text(encoding="utf-8")
         yield doc.name, text, re.findall(r"`([^`\n]+)`", text)
-    for source in [*sorted((ROOT / "search").glob("*.py")), ROOT / "streamlit_app.py", ROOT / "index_build.py"]:
+    for source in [*sorted((ROOT / "search").rglob("*.py")), ROOT / "streamlit_app.py", ROOT / "index_build.py"]:
         tokens = tokenize.generate_tokens(io.StringIO(source.read_text(encoding="utf-8")).readline)
         said = [t.string for t in tokens if t.type == tokenize.COMMENT
                 or (t.type == tokenize.STRING and t.string.startswith(('"""', "'''")))]
@@ -47,7 +51,8 @@ def cited_texts():
 def unresolved(name: str) -> bool:
     import importlib
 
-    module, *path = name.split(".")
+    module = next(m for m in MODULES if name.startswith(m + "."))
+    path = name[len(module) + 1:].split(".")
     if path[-1] in FILE_ENDINGS:
         return False
     obj = importlib.import_module(f"search.{module}")
@@ -77,6 +82,8 @@ def test_the_drift_checks_catch_a_name_or_a_section_that_is_gone():
     assert unresolved("display.to_htm") and not unresolved("display.to_html")
     assert unresolved("build._write") and not unresolved("index.write_unembedded")
     assert not unresolved("explore.py") and CITED.findall("`.index.versions/`") == []
+    assert unresolved("openreview.records.reviews") and not unresolved("openreview.records.review")
+    assert CITED.findall("`openreview.fetch.fetch_venue`") == [("openreview.fetch", "fetch_venue")]
     assert SECTION.findall('(README, "Layout of the code")') == [("README", "Layout of the code")]
 
 

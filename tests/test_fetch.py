@@ -16,10 +16,10 @@ import pytest
 
 from conftest import ROOT, run_cli, run_py
 from openreview_server import CUT, HTML, STALL, OpenReviewServer, Reply, rate_limit, too_many_requests
-from search import records
+from search.openreview import records
 from search.corpus import load_corpus
-from search.fetch import fetch_venue, partial_paths
-from search.openreview_api import Api, FetchError, Policy, is_openreview
+from search.openreview.fetch import fetch_venue, partial_paths
+from search.openreview.api import Api, FetchError, Policy, is_openreview
 
 VENUE = "ICLR.cc/2026/Conference"
 GROUP = {"id": VENUE, "content": {k: {"value": v} for k, v in {
@@ -574,7 +574,7 @@ def test_the_page_job_fetches_every_submission_then_builds(serve, tmp_path, embe
     from conftest import SEEDS, cache_copy
     from search import background
     from search.index import load_index
-    from search.openreview_api import Api
+    from search.openreview.api import Api
     from search.progress import read_status
 
     server = serve(venue_notes(6))
@@ -593,7 +593,7 @@ def test_the_page_job_fetches_every_submission_then_builds(serve, tmp_path, embe
 def test_the_page_job_that_cannot_fetch_says_why_and_builds_nothing(serve, tmp_path):
     from conftest import SEEDS
     from search import background
-    from search.openreview_api import Api
+    from search.openreview.api import Api
     from search.progress import read_status
 
     out = tmp_path / "index"

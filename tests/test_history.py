@@ -43,8 +43,8 @@ def fetches(tmp_path_factory, model, embedding_cache):
     if not CRAWL.is_file():
         pytest.skip("needs ../shared/data/iclr2026_openreview.jsonl.gz (the ICLR 2026 crawl)")
     from openreview_server import OpenReviewServer, as_of, withdrawn
-    from search.fetch import DEFAULT_VENUE, fetch_venue
-    from search.openreview_api import Api
+    from search.openreview.fetch import DEFAULT_VENUE, fetch_venue
+    from search.openreview.api import Api
 
     d = tmp_path_factory.mktemp("history")
     with gzip.open(CRAWL, "rt", encoding="utf-8") as f:

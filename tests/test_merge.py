@@ -29,7 +29,7 @@ OTHER = ("We propose stratified sampling of the target domain, which bounds the 
 
 
 def venue_record(pid: str, abstract: str, **fields) -> dict:
-    """A record as `python -m search fetch` writes it (search/records.py)."""
+    """A record as `python -m search fetch` writes it (search/openreview/records.py)."""
     return {"id": pid, "number": 7, "title": fields.pop("title", "Order Matters"), "abstract": abstract,
             "tldr": "", "authors": [], "keywords": ["domain adaptation"], "primary_area": "transfer learning",
             "venue": "ICLR 2026 Poster", "decision": fields.pop("decision", "Poster"),
@@ -134,8 +134,8 @@ def affected(tmp_path_factory) -> tuple[list, list[str]]:
     if not CRAWL.is_file():
         pytest.skip("needs ../shared/data/iclr2026_openreview.jsonl.gz (the ICLR 2026 crawl)")
     from openreview_server import OpenReviewServer
-    from search.fetch import DEFAULT_VENUE, fetch_venue
-    from search.openreview_api import Api
+    from search.openreview.fetch import DEFAULT_VENUE, fetch_venue
+    from search.openreview.api import Api
 
     wanted = set(NEAR_IDENTICAL + REWRITTEN + OTHERS)
     head = re.compile(rb'\{"id":\s*"([^"]+)"')

@@ -101,7 +101,7 @@ def test_labels_pass_over_words_that_name_no_field_and_never_repeat_a_word_set()
 
 
 def test_map_labels_never_overlap_and_the_largest_topics_come_first():
-    from search.layout import label_positions
+    from search.papermap import label_positions
 
     centres = [("large topic", 0.0, 0.0), ("near it", 0.05, 0.01), ("far away", 0.9, 0.9), ("below", 0.0, -0.2)]
     placed = label_positions(centres, width=0.02, height=0.07)
@@ -112,7 +112,7 @@ def test_map_labels_never_overlap_and_the_largest_topics_come_first():
 
 
 def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
-    from search.layout import map_figure
+    from search.papermap import map_figure
 
     e = iclr_engine
     hits = [h.paper.id for h in e.search("graph neural networks", 5).hits]
@@ -129,7 +129,7 @@ def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
 
 
 def test_map_colours_by_decision_with_the_counts_in_the_legend(venue_engine):
-    from search.layout import DECISION_COLOURS, map_figure
+    from search.papermap import DECISION_COLOURS, map_figure
 
     e = venue_engine
     fig = map_figure(e.papers, e.catalog.map_xy, e.catalog.topics, [], [], "decision")

@@ -6,7 +6,7 @@ DIR is an index of every submission (bench_first_run.py's, or `python index_buil
 `pip install umap-learn opentsne datamapplot` beside the project's requirements (not shipped). Each
 method runs in a process of its own, so its time and peak memory (ru_maxrss, the vectors' load included:
 see the "vectors only" row) are its own:
-- maps: ours (scikit-learn t-SNE, layout.METHOD), openTSNE (FFT-accelerated t-SNE, 2 threads), UMAP
+- maps: ours (scikit-learn t-SNE, papermap.METHOD), openTSNE (FFT-accelerated t-SNE, 2 threads), UMAP
   (umap-learn, cosine, 15 neighbours, 2 threads); trustworthiness@10 (cosine) on 2,000 sampled papers;
 - topics: ours (k-means on vectors + LSA, topics.METHOD) and BERTopic's recipe (UMAP to 5 dimensions,
   then HDBSCAN; its outliers kept as one cluster for the NMI) against the primary areas;
@@ -47,9 +47,9 @@ def one(index: Path, method: str, work: Path) -> dict:
     papers, vectors = vectors_of(index)
     t = time.perf_counter()
     if method == "ours: scikit-learn t-SNE":
-        from search.layout import layout
+        from search.papermap import coordinates
 
-        out = layout(vectors)
+        out = coordinates(vectors)
     elif method == "openTSNE":
         from openTSNE import TSNE
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .openreview_api import Api, FetchError
-from .progress import Progress
+from .api import Api, FetchError
+from ..progress import Progress
 from .records import VenueNames, record
 
 DEFAULT_VENUE = "ICLR.cc/2026/Conference"

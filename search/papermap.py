@@ -13,7 +13,7 @@ METHOD = ("scikit-learn t-SNE, cosine metric, PCA init, perplexity min(30, (n-1)
           "Barnes-Hut angle 0.8, random_state 0")
 
 
-def layout(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
+def coordinates(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
     """(n, 2) map coordinates scaled to [-1, 1]; t-SNE keeps neighbours together (PCA does not)."""
     from sklearn.manifold import TSNE
 
