@@ -160,7 +160,7 @@ def test_still_coming_names_the_stages_and_the_share_built():
 
 def test_a_few_new_papers_are_placed_onto_the_topics_and_map_and_more_compute_them_again(tmp_path, model,
                                                                                          embedding_cache):
-    from search.layout import MAP, read_map
+    from search.papermap import MAP, read_map
 
     out, cache = tmp_path / "index", cache_copy(embedding_cache, tmp_path / "cache")
     build_index([SEEDS], out, model=model, cache_dir=cache)
