@@ -383,6 +383,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
         scope = (f"**{searched:,} {DECISION_LABELS.get(','.join(filters.decisions), 'papers')}** of "
                  f"{len(engine.papers):,} submissions" if searched < len(engine.papers) and filters.decisions
                  else f"**{searched:,} papers**")
+        changes_panel(engine)  # after a re-fetch, what changed comes first
         st.markdown(f"Search {scope} by what they are about, in your own words, or by the name of a method. "
                     "Try one of these:")
         cols = st.columns(2)
@@ -390,7 +391,6 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
             cols[i % 2].button(example, key=f"ex-{i}", on_click=go, kwargs={"q": example},
                                width="stretch")
         decision_note(engine, filters, query)
-        changes_panel(engine)
         upload_box(engine, k, filters, listed)
         conference_offer(engine)
         return
@@ -484,14 +484,18 @@ def history_section(engine: Engine, pid: str) -> None:
                                       "posted." if engine.manifest.history.fetches == 1 else
                                       "its ratings are the same in every fetch."))
         return
-    import pandas as pd
+    import plotly.graph_objects as go_
 
-    when = pd.to_datetime([p.at for p in points], utc=True, format="ISO8601")
-    st.line_chart(pd.DataFrame({"mean rating": [p.mean for p in points]}, index=when), height=180,
-                  x_label="", y_label="mean rating")
+    fig = go_.Figure(go_.Scatter(x=[p.at for p in points], y=[p.mean for p in points], mode="lines+markers",
+                                 line_shape="hv", hovertemplate="%{x}<br>mean %{y:.2f}<extra></extra>"))
+    low, high = min(p.mean for p in points), max(p.mean for p in points)
+    fig.update_layout(height=200, margin=dict(l=10, r=10, t=10, b=30), template="plotly_white",
+                      yaxis=dict(title="mean rating", range=[max(0, low - 1), high + 1]))
+    st.plotly_chart(fig, width="stretch", key="rating-history", config={"displayModeBar": False})
     reviewers = list(dict.fromkeys(r for p in points for r in p.ratings))
     words = {"posted": "posted", "edited": "edited", "fetch": "fetched"}
-    rows = [{"when": f"{p.at[:10]} ({words[p.source]})", "mean": round(p.mean, 2),
+    same_day = len({p.at[:10] for p in points}) < len(points)  # two points of one day need their times
+    rows = [{"when": f"{p.at[:16 if same_day else 10].replace('T', ' ')} ({words[p.source]})", "mean": round(p.mean, 2),
              **{r: f"{p.ratings[r]:g}" if r in p.ratings else "" for r in reviewers}} for p in points]
     st.dataframe(rows, hide_index=True, width="stretch")
     st.caption("Each review's rating as it was posted and after each edit (OpenReview keeps a review's versions), "
@@ -523,7 +527,9 @@ def changes_panel(engine: Engine, full: bool = False) -> None:
             st.markdown(f"**One fetch so far** ({c.until[:10]}): the next re-fetch shows what changed. Meanwhile, "
                         f"ratings moved since the reviews were first posted: **{len(c.moved):,} papers**.")
         else:
-            st.markdown(f"**What changed** since the fetch of {c.since[:10]} (latest {c.until[:10]})"
+            since, until = (c.since[:10], c.until[:10]) if c.since[:10] != c.until[:10] else \
+                (c.since[:16].replace("T", " "), c.until[:16].replace("T", " ") + " UTC")
+            st.markdown(f"**What changed** since the fetch of {since} (latest {until})"
                         + ("" if not c.empty else ": nothing."))
         kinds = [(kind, one if counts[kind] == 1 else many, sort) for kind, one, many, sort in CHANGE_KINDS
                  if counts[kind]]
@@ -548,6 +554,10 @@ def changes_view(engine: Engine, filters: Filters, listed: list[str]) -> None:
     if not filters.changed and filters.min_move is None:
         st.caption("Choose a kind of change above, or in the sidebar.")
         return
+    if "decision" not in st.query_params:  # the panel counts every submission: so does its list
+        from dataclasses import replace
+
+        filters = replace(filters, decisions=("all",))
     papers = engine.catalog.browse(filters)
     st.caption(f"{len(papers):,} papers · {sort_named(filters.sort, [filters.sort]).label if filters.sort != 'relevance' else 'in the order of the records'}"
                + (f" · the first {LIST_MAX}" if len(papers) > LIST_MAX else ""))
@@ -585,12 +595,19 @@ def saved_sidebar(engine: Engine) -> None:
     if not searches:
         return
     st.subheader("Saved searches")
-    lines = []
-    for s in searches:  # each a link to its own address: its query, ranking and filters
-        n = news(engine, s)
-        words = n.words() if (n.new or n.moved) else f"“{s.query}”: nothing new"
-        lines.append(f"- [{plain_markdown(short(words, 90))}]({s.link()})")
-    st.markdown("\n".join(lines))
+    for i, s in enumerate(searches):  # each a link to its own address: its query, ranking and filters
+        left, right = st.columns([6, 1])
+        left.markdown(f"[{plain_markdown(short(news(engine, s).words(), 110))}]({s.link()})")
+        right.button("✕", key=f"unsave-{i}", on_click=unsave, args=(s,), help="Remove this saved search")
+
+
+def unsave(s) -> None:
+    from search.saved import SavedError, forget
+
+    try:
+        forget(saved_path(), s)
+    except (SavedError, OSError) as e:
+        st.session_state["saved_said"] = f"Not removed: {e}"
 
 
 TOPIC_PAGE = 25  # cards a topic page shows at once

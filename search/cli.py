@@ -17,6 +17,7 @@ from .openreview.fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_p
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .export import FORMATS, export
 from .filters import FILTERS, Filters
+from .history import move, moved
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .fusion import DEFAULT_WEIGHTS, KINDS, Weights
 
@@ -61,10 +62,14 @@ def _table(header: str, result: Result) -> str:
     if result.left_out:
         out.append(f"  ({result.left_out} --decision accepted,undecided shows them.)")
     decided = any(h.paper.decision for h in result.hits)
+    moves = any(moved(h.paper) for h in result.hits)
     for h in result.hits:
         mark = "*" if h.paper.title_derived else " "
         title = textwrap.shorten(h.paper.title, max(20, width - 38), placeholder="…")
         rating = f"{h.paper.avg_rating:5.2f}" if h.paper.avg_rating is not None else "    -"
+        if moves:
+            m = move(h.paper)
+            rating += f" {m:+5.2f}" if m is not None and moved(h.paper) else "      "
         fate = f"{h.paper.decision[:12]:<12} " if decided else ""
         out.append(f"{h.rank:>3}. {h.score:6.3f} {rating} {fate}{h.paper.id:<12} {mark}{title}")
         if h.passage:
@@ -74,7 +79,8 @@ def _table(header: str, result: Result) -> str:
         out.append("  * title derived from the abstract")
     if result.hits:
         out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)}: the list's "
-                   "order, mean review rating (- none), " + ("decision, " if decided else "") + "id, title")
+                   "order, mean review rating (- none), " + ("its move since the previous fetch, " if moves else "")
+                   + ("decision, " if decided else "") + "id, title")
     return "\n".join(out)
 
 
@@ -266,7 +272,10 @@ def cmd_reviews(engine: Engine, args: argparse.Namespace) -> int:
         print("  " + r.get("reviewer", "")[:16].ljust(16) +
               "".join((f"{scores[n]:g}" if n in scores else "-").rjust(13) for n in names))
     for r in record["reviews"]:
-        print(f"\n── {r.get('reviewer', '')} ({r.get('date', '')})")
+        edits = [v.get("rating") for v in r.get("versions") or ()] + [r.get("rating")]
+        moved = (f"; rating {' → '.join(f'{x:g}' for x in edits if x is not None)}, edited {r['modified'][:10]}"
+                 if r.get("versions") and r.get("modified") else "")
+        print(f"\n── {r.get('reviewer', '')} ({r.get('date', '')}{moved})")
         for name, text in texts_of(r):
             print(f"{name}:\n{textwrap.indent(text, '  ')}")
     return 0
@@ -297,8 +306,9 @@ def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _moves_table(title: str, items: list[dict], line) -> list[str]:
-    return [f"{title} ({len(items):,}):", *(f"  {line(i)}" for i in items)] if items else []
+def _moves_table(title: str, items: list[dict], line, n: int) -> list[str]:
+    shown = f", the first {n}" if len(items) > n else ""
+    return [f"{title} ({len(items):,}{shown}):", *(f"  {line(i)}" for i in items[:n])] if items else []
 
 
 def cmd_changes(engine: Engine, args: argparse.Namespace) -> int:
@@ -326,16 +336,14 @@ def cmd_changes(engine: Engine, args: argparse.Namespace) -> int:
             print("  nothing changed")
     n = args.k
     title = lambda i: textwrap.shorten(i["title"], 70, placeholder="…")  # noqa: E731
-    lines = [*_moves_table("new submissions", c.new[:n], lambda i: f"{i['id']:<12} {title(i)}"),
-             *_moves_table("rating moved up", c.up[:n],
-                           lambda i: f"{i['from']:.2f} → {i['to']:.2f} ({i['move']:+.2f}) {i['id']:<12} {title(i)}"),
-             *_moves_table("rating moved down", c.down[:n],
-                           lambda i: f"{i['from']:.2f} → {i['to']:.2f} ({i['move']:+.2f}) {i['id']:<12} {title(i)}"),
-             *_moves_table("decisions", c.decisions[:n], lambda i: f"{i['from']} → {i['to']}  {i['id']:<12} {title(i)}"),
-             *_moves_table("withdrawn", c.withdrawn[:n], lambda i: f"{i['id']:<12} {title(i)} (was {i['from']})"),
-             *_moves_table("new reviews", c.new_reviews[:n],
-                           lambda i: f"+{i['reviews']} ({i['from']} → {i['to']}) {i['id']:<12} {title(i)}"),
-             *_moves_table("no longer listed", c.removed[:n], lambda i: f"{i['id']:<12} {title(i)}")]
+    moved = lambda i: f"{i['from']:.2f} → {i['to']:.2f} ({i['move']:+.2f}) {i['id']:<12} {title(i)}"  # noqa: E731
+    kinds = [("new submissions", c.new, lambda i: f"{i['id']:<12} {title(i)}"),
+             ("rating moved up", c.up, moved), ("rating moved down", c.down, moved),
+             ("decisions", c.decisions, lambda i: f"{i['from']} → {i['to']}  {i['id']:<12} {title(i)}"),
+             ("withdrawn", c.withdrawn, lambda i: f"{i['id']:<12} {title(i)} (was {i['from']})"),
+             ("new reviews", c.new_reviews, lambda i: f"+{i['reviews']} ({i['from']} → {i['to']}) {i['id']:<12} {title(i)}"),
+             ("no longer listed", c.removed, lambda i: f"{i['id']:<12} {title(i)}")]
+    lines = [line for name, items, show in kinds for line in _moves_table(name, items, show, n)]
     print("\n".join(lines))
     if any(len(x) > n for x in (c.new, c.up, c.down, c.decisions, c.withdrawn, c.new_reviews, c.removed)):
         print(f"(the first {n} of each; -k N shows more, --json all)")
@@ -349,9 +357,14 @@ def cmd_saved(engine: Engine, args: argparse.Namespace) -> int:
     path = saved.saved_file(args.index or default_index())
     try:
         if args.add:
-            saved.add(path, " ".join(args.add), args.mode, _filters(engine, args))
+            before = len(saved.load(path))
+            searches = saved.add(path, " ".join(args.add), args.mode, _filters(engine, args))
+            print(f"saved {searches[-1].words_of_search()} in {path}" if len(searches) > before else
+                  "already saved")
         elif args.remove:
-            saved.remove(path, " ".join(args.remove))
+            before = len(saved.load(path))
+            left = saved.remove(path, " ".join(args.remove))
+            print(f"removed {before - len(left)} saved search{'es' if before - len(left) > 1 else ''}")
         searches = saved.load(path)
     except saved.SavedError as e:
         raise UsageError(str(e)) from None

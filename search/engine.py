@@ -153,7 +153,7 @@ class Result:
             return ""
         first = f"the first {len(self.hits)} of " if self.matched > len(self.hits) else ""
         words = sort_named(self.sort, [self.sort]).words
-        return f"{first}{self.matched} papers that match, {words}"
+        return f"{first}{self.matched} {'paper that matches' if self.matched == 1 else 'papers that match'}, {words}"
 
 
 @dataclass

@@ -134,8 +134,8 @@ SORT_LIST = (
     Sort("reviews", "most reviewed", "most reviewed first",
          lambda p: (-(p.n_ratings or len(p.ratings) or 0), _rating(p))),
     # the move since the previous fetch (history.mark; with one fetch, since the reviews were first posted)
-    Sort("improved", "rating moved up most", "most improved rating first", lambda p: (_improved(p), _rating(p))),
-    Sort("dropped", "rating moved down most", "most dropped rating first", lambda p: (_dropped(p), _rating(p))),
+    Sort("improved", "most improved rating", "most improved rating first", lambda p: (_improved(p), _rating(p))),
+    Sort("dropped", "most dropped rating", "most dropped rating first", lambda p: (_dropped(p), _rating(p))),
 )
 SORTS = tuple(s.name for s in SORT_LIST)
 

@@ -52,7 +52,7 @@ def record_of(p: Paper) -> dict:
 def texts_of(review: dict) -> list[tuple[str, str]]:
     """A review's text fields as (name, text), in the order they are shown."""
     names = [n for n in TEXT_ORDER if n in review] + \
-            [n for n, v in review.items() if n not in TEXT_ORDER and isinstance(v, str) and n not in ("reviewer", "date")]
+            [n for n, v in review.items() if n not in TEXT_ORDER and isinstance(v, str) and n not in ("reviewer", "date", "modified")]
     return [(n, review[n]) for n in names if isinstance(review.get(n), str) and review[n].strip()]
 
 

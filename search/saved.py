@@ -39,6 +39,11 @@ class Saved:
         """The page's address of this search ("?q=...&mode=...&decision=..."): what a shared link keeps."""
         return "?" + urlencode({"q": self.query, "mode": self.mode, **self.address}, doseq=True)
 
+    def words_of_search(self) -> str:
+        """"“kv cache compression” (decision all, sort improved)": the query and its filters, to tell two apart."""
+        given = "; ".join(f"{k} {', '.join(v)}" for k, v in self.address.items())
+        return f"“{self.query}”" + (f" ({given})" if given else "")
+
     def same(self, other: Saved) -> bool:
         return (self.query, self.mode, self.address) == (other.query, other.mode, other.address)
 
@@ -95,6 +100,14 @@ def remove(path: Path, query: str) -> list[Saved]:
     return kept
 
 
+def forget(path: Path, saved: Saved) -> list[Saved]:
+    """Remove this one saved search (its query and filters); the others stay."""
+    searches = load(path)
+    kept = [s for s in searches if not s.same(saved)]
+    _write(path, kept)
+    return kept
+
+
 @dataclass
 class News:
     saved: Saved
@@ -104,11 +117,12 @@ class News:
     dropped: list[str] = field(default_factory=list)   # filters this index cannot apply, in words
 
     def words(self) -> str:
-        """"3 new papers match 'kv cache compression'; 2 moved"."""
-        n = len(self.new)
-        new = "no new paper matches" if n == 0 else f"{n} new paper{'s' if n > 1 else ''} match{'es' if n == 1 else ''}"
-        moved_ = f"; {len(self.moved)} moved" if self.moved else ""
-        return f"{new[:1].upper()}{new[1:]} “{self.saved.query}”{moved_}"
+        """"“kv cache compression”: 3 new papers match; 2 moved"."""
+        n, m = len(self.new), len(self.moved)
+        if not (n or m):
+            return f"{self.saved.words_of_search()}: nothing new"
+        new = f"{n} new paper{'s' if n != 1 else ''} match{'es' if n == 1 else ''}" if n else "no new paper"
+        return f"{self.saved.words_of_search()}: {new}" + (f"; {m} moved" if m else "")
 
     def to_dict(self) -> dict:
         return {"query": self.saved.query, "mode": self.saved.mode, "filters": self.saved.address,

@@ -237,7 +237,7 @@ def test_saved_searches_list_new_matches_and_moves_and_survive_a_restart(fetches
     assert all(h["id"] in want for h in listed[0]["moved"])
     assert listed[0]["link"].startswith("?q=") and "decision=all" in listed[0]["link"]
     news = saved.news(engine, saved.load(path)[0])  # read back from the file, as after a restart
-    assert news.new and news.words().startswith(f"{len(news.new)} new paper")
+    assert news.new and f": {len(news.new)} new paper" in news.words() and "(decision all)" in news.words()
     # saving it again keeps one; a damaged file is named and left as it is
     run_cli("saved", "--add", arriving.title, "--decision", "all", "--index", str(index))
     assert len(saved.load(path)) == 1
