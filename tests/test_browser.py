@@ -218,7 +218,7 @@ def test_sorting_by_rating_in_the_url_and_from_the_sidebar(conference_server, pa
 
     sorted_list = iclr_engine.search("graph neural networks", 10, filters=Filters(sort="rating"))
     page.goto(conference_server + "/?q=graph+neural+networks&sort=rating")
-    page.get_by_text(f"{sorted_list.matched} papers that match, best rated first").wait_for(timeout=60_000)
+    page.get_by_text(sorted_list.order[:1].upper() + sorted_list.order[1:]).wait_for(timeout=60_000)
     page.wait_for_function(f"() => document.querySelectorAll('h5').length >= {len(sorted_list.hits)}",
                            timeout=60_000)
 

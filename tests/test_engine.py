@@ -182,7 +182,7 @@ def test_a_sorted_list_keeps_only_papers_above_the_relevance_floor(iclr_engine):
     above = {h.paper.id for h in pool if h.score >= MATCH_FLOOR * best}
     result = iclr_engine.search(QUESTION, SORT_POOL, filters=Filters(sort="rating"))
     assert {h.paper.id for h in result.hits} == above and result.matched == len(above) < SORT_POOL
-    assert result.order == f"{len(above)} papers that match, best rated first"
+    assert result.order == f"{len(above)} {'paper that matches' if len(above) == 1 else 'papers that match'}, best rated first"
     short = iclr_engine.search(QUESTION, 3, filters=Filters(sort="rating"))
     assert short.order == f"the first 3 of {len(above)} papers that match, best rated first"
     assert iclr_engine.search(QUESTION, 10).order == ""  # by relevance nothing is cut or said
