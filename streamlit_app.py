@@ -585,7 +585,7 @@ def save_search(query: str, mode: str, filters: Filters) -> None:
 
 def saved_sidebar(engine: Engine) -> None:
     """The saved searches, each with what is new for it since the previous fetch, a link to its address."""
-    from search.saved import SavedError, load, news
+    from search.saved import SavedError, load
 
     try:
         searches = load(saved_path())
@@ -596,9 +596,18 @@ def saved_sidebar(engine: Engine) -> None:
         return
     st.subheader("Saved searches")
     for i, s in enumerate(searches):  # each a link to its own address: its query, ranking and filters
-        left, right = st.columns([6, 1])
-        left.markdown(f"[{plain_markdown(short(news(engine, s).words(), 110))}]({s.link()})")
-        right.button("✕", key=f"unsave-{i}", on_click=unsave, args=(s,), help="Remove this saved search")
+        st.markdown(f"[{plain_markdown(short(saved_news(str(engine.data.path), s.link(), s), 110))}]({s.link()})")
+        st.button("Remove", key=f"unsave-{i}", type="tertiary", icon=":material/close:", on_click=unsave, args=(s,),
+                  help="Remove this saved search")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def saved_news(build_path: str, link: str, _s) -> str:
+    """A saved search's news in words, once per build: a search of 50 papers per saved search on every rerun
+    would sit on each click's path, and the news change only when a build lands. The link is the search's key."""
+    from search.saved import news
+
+    return news(get_engine(build_path), _s).words()
 
 
 def unsave(s) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .corpus import JSONL_SUFFIXES, Paper
 from .manifest import HistoryEntry
+from .reviews import scores_of
 
 FETCHES = "fetches.json"
 HISTORY = "history.jsonl"
@@ -50,10 +51,7 @@ def state(p: Paper) -> dict | None:
     no fetch describes, a seed line)."""
     if not (p.decision or p.avg_rating is not None or p.reviews):
         return None
-    reviews = {}
-    for n, r in enumerate(p.reviews):
-        numbers = {k: v for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        reviews[str(r.get("reviewer") or f"review {n + 1}")] = numbers
+    reviews = {str(r.get("reviewer") or f"review {n + 1}"): scores_of(r) for n, r in enumerate(p.reviews)}
     return {"decision": p.decision, "mean": p.avg_rating, "reviews": reviews}
 
 
@@ -74,8 +72,8 @@ def load(path: Path | None) -> History:
     or never); HistoryError where its files are damaged."""
     if path is None or not (path / FETCHES).is_file():
         return History()
+    fetches = load_fetches(path)
     try:
-        fetches = json.loads((path / FETCHES).read_text(encoding="utf-8"))["fetches"]
         papers = {}
         with open(path / HISTORY, encoding="utf-8") as lines:
             for line in lines:
@@ -83,9 +81,7 @@ def load(path: Path | None) -> History:
                     entry = json.loads(line)
                     papers[entry["id"]] = entry
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise HistoryError(f"{path}: its history ({FETCHES}, {HISTORY}) cannot be read ({e})") from None
-    if not isinstance(fetches, list):
-        raise HistoryError(f"{path / FETCHES}: 'fetches' is not a list")
+        raise HistoryError(f"{path / HISTORY} cannot be read ({e})") from None
     return History(fetches, papers)
 
 
@@ -315,9 +311,12 @@ def load_fetches(path: Path) -> list[dict]:
     if not (path / FETCHES).is_file():
         return []
     try:
-        return json.loads((path / FETCHES).read_text(encoding="utf-8"))["fetches"]
+        fetches = json.loads((path / FETCHES).read_text(encoding="utf-8"))["fetches"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise HistoryError(f"{path / FETCHES} cannot be read ({e})") from None
+    if not isinstance(fetches, list):
+        raise HistoryError(f"{path / FETCHES}: 'fetches' is not a list")
+    return fetches
 
 
 def paper_entry(path: Path, pid: str) -> dict | None:
