@@ -53,12 +53,12 @@ SCORE_NAMES = {"match": "match score (meaning and words blended, 0 to 1)", "cosi
                "BM25": "BM25 score", "SVM": "SVM score"}
 
 
-def _table(header: str, result: Result) -> str:
+def _table(header: str, result: Result, message: str) -> str:
     width = shutil.get_terminal_size((100, 20)).columns
     out = [header + ("  [searched across languages]" if result.space == "multilingual" else "")
            + (f"  [{result.order}]" if result.order else "")]
-    if result.message:
-        out.append(f"  ({result.message})")
+    if message:
+        out.append(f"  ({message})")
     if result.left_out:
         out.append(f"  ({result.left_out} --decision accepted,undecided shows them.)")
     decided = any(h.paper.decision for h in result.hits)
@@ -100,13 +100,13 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool, status: dic
     from .progress import meaning_eta, with_meaning_note
 
     for key, value, result in results:
-        result = replace(result, message=with_meaning_note(result, lambda: status))
+        message = with_meaning_note(result, lambda: status)
         if as_json:
             obj = {key: value, "score": result.score_name, "hits": [h.to_dict() for h in result.hits]}
             if result.space == "multilingual":
                 obj["language"], obj["space"] = result.language, result.space
-            if result.message:
-                obj["message"] = result.message
+            if message:
+                obj["message"], obj["notices"] = message, [n.to_dict() for n in result.notices]
             if result.order:
                 obj["sort"], obj["matched"] = result.sort, result.matched
             if result.undecided:
@@ -118,7 +118,7 @@ def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool, status: dic
                 obj["meaning_in_seconds"] = None if eta is None else round(eta)
             print(json.dumps(obj, ensure_ascii=False), flush=True)
         else:
-            print(_table(f"{key}: {value}", result) + "\n", flush=True)
+            print(_table(f"{key}: {value}", result, message) + "\n", flush=True)
 
 
 def cmd_query(engine: Engine, args: argparse.Namespace) -> int:

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from . import explore, fusion, history, lexical, reviews, summaries
+from . import notices as say
+from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
 from .fared import Fared, tally
 from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
@@ -39,13 +41,6 @@ EXAMPLE_QUERIES = [
 MODES = ("hybrid", "semantic", "keyword")
 DEFAULT_MODE = "hybrid"   # measured best on the development sets (docs/quality.md, "Search quality")
 DEFAULT_FUSION = "blend"  # weighed per kind of query (fusion.Weights); "rrf" for reciprocal-rank fusion
-NO_MULTILINGUAL = ("This query looks like another language ({language}), and this index was built without the "
-                   "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "
-                   "`python index_build.py` (the multilingual space is on by default) to search across "
-                   "languages, or ask in English.")
-MULTILINGUAL_COMING = ("This query looks like another language ({language}). The index's multilingual space is "
-                       "still being built (the build's progress says when it lands), so for now it can only "
-                       "match English: ask in English, or again once it is there.")
 # Below this best cosine (in either space) nothing is close to the query; below the second, when no paper
 # shares a word with it either. Development queries under 0.20 are all names BM25 finds, and none lacks a
 # shared word; text that is no paper's subject falls under one or the other (benchmarks/results/ranking.md).
@@ -68,17 +63,6 @@ MATCH_FLOOR, COSINE_FLOOR = 0.70, 0.60
 # preferences", 14 characters) brings nothing relevant in its top 5, where the technique's name, 多目标偏好对齐
 # ("multi-objective preference alignment"), or a sentence on what the paper does finds it first.
 SHORT_ACROSS = 16
-ACROSS_TIP = ("Short queries in another language match less well: name the technique, or say in a sentence "
-              "what the paper does (or ask in English).")
-# The words stage's index (build.py): no abstract embedded yet, or a re-fetch's new papers not yet. The page and
-# the CLI add the time left (progress.meaning_note).
-BY_WORDS = "Ranked by words for now: the abstracts are still being embedded, and ranking by meaning follows."
-NEW_BY_WORDS = ("{n:,} of the papers searched are not embedded yet; until they are, they are found by their words "
-                "only.")
-NEW_LEFT_OUT = ("{n:,} of the papers searched are not embedded yet, and ranking by meaning alone leaves them out "
-                "until they are; the hybrid mode finds them by their words.")
-WAITING = "{what} come once {whose} embedded; the build is embedding the abstracts now."
-NO_RATINGS = "This index has no review ratings (the seed lists carry none), so the list is by relevance."
 
 
 @dataclass
@@ -119,7 +103,7 @@ def review_summary(p: Paper) -> dict:
 @dataclass
 class Result:
     hits: list[Hit] = field(default_factory=list)
-    message: str = ""         # shown instead of, or above, the hits
+    notices: list[Notice] = field(default_factory=list)  # shown instead of, or above, the hits (notices.py)
     truncated: bool = False   # the query was longer than the model's window
     mode: str = ""
     terms: set[str] = field(default_factory=set)  # query stems, for marking matches
@@ -138,29 +122,28 @@ class Result:
     unembedded: int = 0       # papers the filters allow that have no vector yet: found by their words only
 
     @property
+    def message(self) -> str:
+        """The notices in words (notices.py)."""
+        return say.text(self.notices)
+
+    @property
     def left_out(self) -> str:
         """The undecided matches an accepted-only list leaves out, in words ("" when none)."""
-        if not self.undecided:
-            return ""
-        shown, verb = len(self.hits), "has" if self.undecided == 1 else "have"
-        return (f"{self.undecided} of the {shown} best matches among accepted and undecided submissions {verb} no "
-                "decision yet, and this list of accepted papers leaves them out.")
+        return say.left_out(self.undecided, len(self.hits))
 
     @property
     def order(self) -> str:
         """What a sorted list holds, in words ("12 papers that match, best rated first"); "" by relevance."""
         if self.sort == "relevance" or not self.hits:
             return ""
-        first = f"the first {len(self.hits)} of " if self.matched > len(self.hits) else ""
-        words = sort_named(self.sort, [self.sort]).words
-        return f"{first}{self.matched} {'paper that matches' if self.matched == 1 else 'papers that match'}, {words}"
+        return say.order(self.matched, len(self.hits), sort_named(self.sort, [self.sort]).words)
 
 
 @dataclass
 class Setup:
     """What every list starts from (Engine._setup)."""
     sort: str                     # the sort applied: relevance on an index without ratings
-    notice: str                   # why the sort asked for was not applied ("" when it was)
+    notice: Notice | None         # why the sort asked for was not applied (None when it was)
     mask: np.ndarray | None       # the rows the filters allow (None: all)
     k: int                        # the list's length, within the papers allowed
     take: int                     # candidates to take: k by relevance, SORT_POOL or more to re-order
@@ -175,7 +158,7 @@ class Read:
     language: str
     mode: str                 # the mode run: "keyword" while too few papers have their vector (by_words)
     by_words: bool
-    notice: str               # another language on an index that can only search it as English
+    notice: Notice | None     # another language on an index that can only search it as English
     terms: set[str] = field(default_factory=set)   # its stems that carry meaning, for marking matches
     lex_scores: np.ndarray | None = None          # BM25 of every paper
     vec: np.ndarray | None = None                 # in the English space, or the multilingual one (ml)
@@ -192,26 +175,23 @@ def score_text(hit: Hit, score_name: str) -> str:
     return f"{score_name} {hit.score:.3f} · cosine {hit.cosine:.3f}"
 
 
-def nothing_close(best: float, shared_word: bool = True, name_found: bool = False) -> str:
-    """A notice above the list when even the closest paper is far from the query ("" when one is close).
+def nothing_close(best: float, shared_word: bool = True, name_found: bool = False) -> Notice | None:
+    """A notice above the list when even the closest paper is far from the query (None when one is close).
 
     best: the closest paper's cosine; shared_word: some paper holds one of the query's words (BM25 > 0);
     name_found: the query is a name some paper holds, close by its letters whatever its cosine."""
     if name_found or best >= (NOTHING_CLOSE if shared_word else NO_SHARED_WORD_CLOSE):
-        return ""
-    return (f"Nothing in this index is close to this (the closest paper's similarity is {best:.2f}); "
-            "the list below is the least far. Try other words, or check what was searched.")
+        return None
+    return notice("nothing close", best=round(float(best), 4))
 
 
-def nothing_close_upload(texts: list[str], best: np.ndarray) -> str:
+def nothing_close_upload(texts: list[str], best: np.ndarray) -> Notice | None:
     """The notice for uploaded texts, given each one's closest cosine: close when some text long enough to
     be an abstract or a title is close."""
     judged = [b for t, b in zip(texts, best) if len(fusion.content_words(t)) >= UPLOAD_WORDS]
     if judged:
         return nothing_close(float(max(judged)))
-    return ("Nothing in this index is close to these texts: none reads like an abstract or a title (each has "
-            f"fewer than {UPLOAD_WORDS} words that carry meaning; the closest paper's similarity is "
-            f"{float(max(best, default=0.0)):.2f}). The list below is the least far.")
+    return notice("nothing close to texts", words=UPLOAD_WORDS, best=round(float(max(best, default=0.0)), 4))
 
 
 def above_floor(rows: list[int], scores: Iterable[float], floor: float) -> list[int]:
@@ -340,7 +320,7 @@ class Engine:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         if not query:
-            return Result(message="Type a question or a topic to search.", mode=mode)
+            return Result(notices=[notice("empty query")], mode=mode)
         setup = self._setup(filters, k, mode)
         if setup.answer:
             return setup.answer
@@ -355,8 +335,8 @@ class Engine:
         floor_scores, floor = self._floor(q, blended, score_name)
         rows, kept = self._order(rows[:n].tolist(), floor_scores, sort, k, floor)
         hits = self._found(q, rows, score_of, evidence, rescored)
-        message, unembedded = self._notices(q, hits, unsorted, mask)
-        return Result(hits, message, q.truncated, mode, q.terms, q.language,
+        notices, unembedded = self._notices(q, hits, unsorted, mask)
+        return Result(hits, notices, q.truncated, mode, q.terms, q.language,
                       "english" if q.ml is None else "multilingual", score_name, q.kind, sort, kept,
                       by_words=q.by_words, unembedded=unembedded)
 
@@ -365,15 +345,15 @@ class Engine:
         Result where it cannot be searched (a script the index has no space for)."""
         rk = self.rankers
         language = detect_language(query[:2000])
-        missing = MULTILINGUAL_COMING if "multilingual" in self.manifest.pending else NO_MULTILINGUAL
-        notice = missing.format(language=language) if language != "en" and not rk.multilingual else ""
-        if notice and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
-            return Result(message=notice, mode=mode, language=language)
+        missing = "multilingual coming" if "multilingual" in self.manifest.pending else "no multilingual"
+        told = notice(missing, language=language) if language != "en" and not rk.multilingual else None
+        if told and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
+            return Result(notices=[told], mode=mode, language=language)
         kind = fusion.query_kind(query[:MAX_QUERY_CHARS])
         query = fusion.as_asked(query, kind)
         text = query[:MAX_QUERY_CHARS]
         by_words = mode != "keyword" and self._by_words(mask)
-        q = Read(text, kind, language, "keyword" if by_words else mode, by_words, notice,
+        q = Read(text, kind, language, "keyword" if by_words else mode, by_words, told,
                  terms=rk.lexical.meaningful(lexical.query_terms(text)), lex_scores=rk.lexical.scores(text))
         if by_words:  # the words stage: no vector to compare the query with
             return q
@@ -440,47 +420,46 @@ class Engine:
                     h.passage = self._summary_said(row, q.vec, h.cosine, q.terms)
         return hits
 
-    def _notices(self, q: Read, hits: list[Hit], unsorted: str, mask: np.ndarray | None) -> tuple[str, int]:
+    def _notices(self, q: Read, hits: list[Hit], unsorted: Notice | None,
+                 mask: np.ndarray | None) -> tuple[list[Notice], int]:
         """What the list says above it, and how many of the papers searched have no vector yet."""
-        messages = [BY_WORDS if q.by_words else "", unsorted]
+        messages = [notice("by words") if q.by_words else None, unsorted]
         if q.truncated:
-            messages.append(f"Your text is longer than the model's window of {self.max_tokens} tokens; "
-                            "only its beginning was searched.")
+            messages.append(notice("truncated", tokens=self.max_tokens))
         elif not hits:
-            messages.append("No paper contains these words." if q.by_words else
-                            "No paper contains these words. Try the semantic or hybrid mode.")
+            messages.append(notice("no word" if q.by_words else "no word, try meaning"))
         if any(h.cosine is not None for h in hits) and q.mode != "keyword":
             matched = bool(q.lex_scores.max() > 0)
             # across languages BM25 rarely has a word to share: the cosine alone decides there
             best = max(h.cosine for h in hits if h.cosine is not None)
             messages.append(nothing_close(best, matched or q.ml is not None, q.kind == "name" and matched))
         if q.ml is not None and len(q.text.strip()) < SHORT_ACROSS:
-            messages.append(ACROSS_TIP)
+            messages.append(notice("across short"))
         if q.notice:  # a Latin-script language may be misread English: searched in English, and said so
-            messages += [q.notice, "It was searched as English."]
+            messages += [q.notice, notice("searched as English")]
         unembedded = 0 if q.mode == "keyword" and not q.by_words else self._unembedded(mask)
         if unembedded and not q.by_words:
-            messages.append((NEW_LEFT_OUT if q.mode == "semantic" else NEW_BY_WORDS).format(n=unembedded))
-        return " ".join(m for m in messages if m), unembedded
+            messages.append(notice("new left out" if q.mode == "semantic" else "new by words", n=unembedded))
+        return [m for m in messages if m], unembedded
 
     def _setup(self, filters: Filters, k: int, mode: str, exclude: list[int] = ()) -> Setup:
         """What every list starts from. The sort falls back to relevance, and says so, on an index without
         ratings; a sort takes SORT_POOL candidates to re-order, relevance k; `answer` is the Result to give
         when the filters leave no paper."""
-        sort, notice = filters.sort, ""
+        sort, unsorted = filters.sort, None
         sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
         if sort != "relevance" and not self.catalog.has_ratings:
-            sort, notice = "relevance", NO_RATINGS
+            sort, unsorted = "relevance", notice("no ratings")
         mask = self.catalog.mask(filters)
         if len(exclude):
             mask = np.ones(len(self.papers), dtype=bool) if mask is None else mask.copy()
             mask[exclude] = False
         if not self.papers or (mask is not None and not mask.any()):
             other = "other " if len(exclude) else ""
-            return Setup(sort, notice, mask, 0, 0, Result(
-                message=" ".join(m for m in (f"No {other}paper matches these filters.", notice) if m), mode=mode))
+            return Setup(sort, unsorted, mask, 0, 0, Result(
+                notices=[n for n in (notice("no paper", other=other), unsorted) if n], mode=mode))
         k = clamp(k, len(self.papers) if mask is None else int(mask.sum()))
-        return Setup(sort, notice, mask, k, k if sort == "relevance" else max(k, SORT_POOL))
+        return Setup(sort, unsorted, mask, k, k if sort == "relevance" else max(k, SORT_POOL))
 
     def _summary_said(self, row: int, vec: np.ndarray, cosine: float, terms: set[str]) -> reviews.Passage | None:
         """The reviewer's summary closest to the query, where it says the query better than the abstract
@@ -518,7 +497,8 @@ class Engine:
             rows = [r for r in rows if rk.embedded[r]]
             if not rows:
                 whose = "this paper's abstract is" if len(ids) == 1 else "these papers' abstracts are"
-                return Result(message=WAITING.format(what="Similar papers", whose=whose), mode=mode, waiting=True)
+                return Result(notices=[notice("waiting", what="Similar papers", whose=whose)], mode=mode,
+                              waiting=True)
         vec = unit(rk.vectors[rows].mean(axis=0, keepdims=True))
         if mode == "svm":
             svm = np.where(mask, rk.svm_scores(rows), -np.inf)
@@ -534,21 +514,22 @@ class Engine:
             found = rk.dense(vec, n, mask).tolist()
             score_of, score_name = None, "cosine"
         found, matched = self._order(found, lambda r: rk.cosines(r, vec), sort, k)
-        return Result(self._hits(found, score_of, rk.cosines(found, vec).tolist()), unsorted, mode=mode,
+        return Result(self._hits(found, score_of, rk.cosines(found, vec).tolist()), [n for n in [unsorted] if n],
+                      mode=mode,
                       score_name=score_name, sort=sort, matched=matched)
 
     def like_texts(self, texts: list[str], k: int = 10, filters: Filters = NO_FILTERS) -> Result:
         """Papers like some texts (uploaded abstracts or titles): the same per-list SVM, texts as positives."""
         texts = [t.strip()[:MAX_QUERY_CHARS] for t in texts if t and t.strip()]
         if not texts:
-            return Result(message="No text to compare with.", mode="svm")
+            return Result(notices=[notice("no text")], mode="svm")
         setup = self._setup(filters, k, "svm")
         if setup.answer:
             return setup.answer
         sort, unsorted, mask, k, n = setup.sort, setup.notice, setup.mask, setup.k, setup.take
         rk = self.rankers
         if self._by_words(mask):
-            return Result(message=WAITING.format(what="Papers like these texts", whose="the abstracts are"),
+            return Result(notices=[notice("waiting", what="Papers like these texts", whose="the abstracts are")],
                           mode="svm", waiting=True)
         extra = self.model.encode(texts)
         scores = rk.svm_scores([], extra)
@@ -559,8 +540,8 @@ class Engine:
         # each text's own closest paper: a list of far texts is far even when their centre happens not to be
         with_vectors = rk.vectors if rk.embedded is None else rk.vectors[rk.embedded]
         best = (with_vectors @ extra.T).max(axis=0) if len(with_vectors) else np.zeros(len(texts))
-        message = " ".join(m for m in (unsorted, nothing_close_upload(texts, best)) if m)
-        return Result(hits, message, mode="svm", score_name="SVM", sort=sort, matched=matched)
+        told = [n for n in (unsorted, nothing_close_upload(texts, best)) if n]
+        return Result(hits, told, mode="svm", score_name="SVM", sort=sort, matched=matched)
 
     def review_record(self, pid: str) -> dict:
         """A paper's decision, meta-review and every review with its scores and texts, read from the index's
@@ -591,22 +572,19 @@ class Engine:
         reviewer (BM25 over the reviews' text fields: reviews.py)."""
         query = (query or "").strip()
         if not query:
-            return Result(message="Type what the reviews should say.", mode="reviews")
+            return Result(notices=[notice("empty review query")], mode="reviews")
         if not (self.reviews and self.reviews.searchable):
             if self.reviews and "review search" in self.manifest.pending:
-                return Result(message="Search within reviews is still being built; the reviews themselves are "
-                                      "on each paper's page meanwhile. Try again in a minute.", mode="reviews")
+                return Result(notices=[notice("reviews coming")], mode="reviews")
             why = ("this index holds no reviews" if not self.reviews else
                    "this index was built with --no-review-search")
-            return Result(message=f"Search within reviews needs an index with reviews; {why}. Fetch a venue "
-                                  "(`python -m search fetch`) and build its index.", mode="reviews")
+            return Result(notices=[notice("no reviews", why=why)], mode="reviews")
         mask = self.catalog.mask(filters)
         if mask is not None and not mask.any():
-            return Result(message="No paper matches these filters.", mode="reviews")
+            return Result(notices=[notice("no paper", other="")], mode="reviews")
         found = self.reviews.search(query[:MAX_QUERY_CHARS], mask, clamp(k, len(self.papers)))
         hits = [Hit(self.papers[x.row], x.score, i + 1, passage=x) for i, x in enumerate(found)]
-        message = "" if hits else "No review uses these words. Try other words, or search the abstracts."
-        return Result(hits, message, mode="reviews", score_name="BM25",
+        return Result(hits, [] if hits else [notice("no review word")], mode="reviews", score_name="BM25",
                       terms=set(lexical.tokenize(query)))
 
     def fared(self, query: str = "", pid: str = "", texts: list[str] = (), k: int = 50) -> Fared:

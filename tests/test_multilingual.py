@@ -112,10 +112,12 @@ def test_an_english_only_index_says_so_instead_of_ranking_noise(engine):
 
 
 def test_a_short_query_in_another_language_gets_a_tip_a_sentence_does_not(ml_engine):
-    from search.engine import ACROSS_TIP
+    def kinds(result):
+        return [n.kind for n in result.notices]
 
     short = ml_engine.search("多目标偏好对齐", 5)
-    assert short.space == "multilingual" and ACROSS_TIP in short.message
+    assert short.space == "multilingual" and "across short" in kinds(short)
+    assert "Short queries in another language match less well" in short.message
     sentence = ml_engine.search("让大模型同时满足多个人类偏好而互不干扰，把参数更新分解到正交子空间", 5)
-    assert sentence.space == "multilingual" and ACROSS_TIP not in sentence.message
-    assert ACROSS_TIP not in ml_engine.search("GRPO", 5).message  # English, however short
+    assert sentence.space == "multilingual" and "across short" not in kinds(sentence)
+    assert "across short" not in kinds(ml_engine.search("GRPO", 5))  # English, however short

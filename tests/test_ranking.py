@@ -62,21 +62,22 @@ def test_a_derived_title_counts_as_the_abstract_across_languages():
 
 
 def test_nothing_close_unless_a_cosine_or_a_name_says_otherwise():
-    assert "Nothing in this index is close" in nothing_close(0.15)       # far in meaning
-    assert nothing_close(0.25) == ""                                      # close enough, and a word shared
-    assert "0.25" in nothing_close(0.25, shared_word=False)               # no shared word: a higher bar
-    assert nothing_close(0.35, shared_word=False) == ""
-    assert nothing_close(0.15, name_found=True) == ""                     # a name BM25 found: close by its letters
+    far = nothing_close(0.15)                                             # far in meaning
+    assert far.kind == "nothing close" and far.words.startswith("Nothing in this index is close")
+    assert nothing_close(0.25) is None                                    # close enough, and a word shared
+    assert "0.25" in nothing_close(0.25, shared_word=False).words         # no shared word: a higher bar
+    assert nothing_close(0.35, shared_word=False) is None
+    assert nothing_close(0.15, name_found=True) is None                   # a name BM25 found: close by its letters
 
 
 def test_an_upload_is_judged_by_its_texts_long_enough_to_be_an_abstract_or_a_title():
     config = ["[server]", "port = 8501", "headless = true", "base = 'dark'"]
     # "headless = true" sits at 0.30 from a conference paper: a short line can't make the upload close
-    far = nothing_close_upload(config, np.array([0.25, 0.14, 0.305, 0.28]))
+    far = nothing_close_upload(config, np.array([0.25, 0.14, 0.305, 0.28])).words
     assert "Nothing in this index is close" in far and "0.30" in far
     title = "Sparse autoencoders find interpretable features in language models"
-    assert nothing_close_upload([title, "port = 8501"], np.array([0.62, 0.14])) == ""
-    assert "Nothing in this index is close" in nothing_close_upload([title], np.array([0.15]))
+    assert nothing_close_upload([title, "port = 8501"], np.array([0.62, 0.14])) is None
+    assert nothing_close_upload([title], np.array([0.15])).kind == "nothing close"
 
 
 def test_a_question_for_cheaper_faster_smaller_is_read_as_efficiency():

@@ -11,7 +11,8 @@ import pytest
 from conftest import SEEDS, FakeModel, cache_copy, run_cli
 from search import background, embed
 from search.build import STAGES, build_index
-from search.engine import Engine, MULTILINGUAL_COMING
+from search.engine import Engine
+from search.notices import notice
 from search.index import load_index, read_manifest, resolve
 from search.multilingual import NON_LATIN
 from search.progress import still_coming
@@ -45,7 +46,7 @@ def test_abstracts_answer_first_and_each_stage_lands_with_the_cli_and_engine_agr
     assert early["pending"] == ["sentences", "multilingual"] and early["map"]
     assert early["ids"] and early["ids"] == early["cli"]          # the CLI and the engine give the same answer
     assert all(e == [] for e in early["evidence"])               # no "why this result" yet
-    assert early["chinese"] == MULTILINGUAL_COMING.format(language=NON_LATIN)
+    assert early["chinese"] == notice("multilingual coming", language=NON_LATIN).words
     later = seen["multilingual abstracts"]
     assert later["pending"] == ["multilingual"] and later["ids"] == later["cli"]
     assert any(later["evidence"])                                # the sentences landed

@@ -10,7 +10,10 @@ import pytest
 
 from conftest import SEEDS, FakeModel, cache_copy, run_cli
 from search.build import STAGES, build_index
-from search.engine import BY_WORDS, Engine
+from search.engine import Engine
+from search.notices import WORDS
+
+BY_WORDS = WORDS["by words"]
 from search.filters import Filters
 from search.index import UNEMBEDDED, load_index, resolve, versions_dir
 from search.progress import meaning_eta, meaning_note, still_coming, with_meaning_note
@@ -61,7 +64,7 @@ def test_a_query_by_meaning_is_ranked_by_words_and_says_so(words_index, model, f
         assert r.by_words and r.mode == mode and r.score_name == "BM25"
         assert [h.paper.id for h in r.hits] == [h.paper.id for h in keyword.hits]
         assert r.hits[0].paper.title.startswith("RobustSpring") and r.hits[0].cosine is None
-        assert r.message.startswith(BY_WORDS)
+        assert r.notices[0].kind == "by words" and r.message.startswith(BY_WORDS)
     assert not keyword.by_words and keyword.hits[0].cosine is None  # no vector, no cosine shown
     # nothing that needs the vectors answers half: it says when it comes
     pid = keyword.hits[0].paper.id
@@ -78,7 +81,8 @@ def test_the_cli_says_ranked_by_words_with_the_time_left_of_a_running_build(word
     ran = run_cli("query", QUERY, "-k", "3", "--json", "--index", str(words_index))
     out = json.loads(ran.stdout)
     assert ran.returncode == 0 and out["ranked_by"] == "words" and out["score"] == "BM25" and out["not_embedded"] > 20
-    assert out["message"].startswith(BY_WORDS) and out["meaning_in_seconds"] is None  # no build runs now
+    assert out["message"].startswith(BY_WORDS) and out["notices"][0] == {"kind": "by words"}
+    assert out["meaning_in_seconds"] is None  # no build runs now
     assert out["hits"][0]["title"].startswith("RobustSpring")
     table = run_cli("query", QUERY, "-k", "3", "--index", str(words_index))
     assert "Ranked by words for now" in table.stdout
@@ -94,10 +98,13 @@ def test_the_time_until_meaning_is_read_from_the_build_status():
     assert meaning_note({"stage": "abstracts", "done": 0, "total": 200}) == "The abstracts are 0% embedded."
     assert meaning_eta(None) is None and meaning_note(None) == ""
     from search.engine import Result
+    from search.notices import notice
 
-    assert with_meaning_note(Result(message="Ranked by words.", by_words=True), lambda: running) == \
-        "Ranked by words. By meaning in about 6m05s."
-    assert with_meaning_note(Result(message="Fine."), lambda: 1 / 0) == "Fine."  # the status never read
+    assert with_meaning_note(Result([], [notice("by words")], by_words=True), lambda: running) == \
+        "Ranked by words for now: the abstracts are still being embedded, and ranking by meaning follows. " \
+        "By meaning in about 6m05s."
+    assert with_meaning_note(Result([], [notice("empty query")]), lambda: 1 / 0) == \
+        "Type a question or a topic to search."  # the status never read
 
 
 def test_the_page_says_what_is_ranked_how_and_what_is_still_coming(words_index, monkeypatch):
