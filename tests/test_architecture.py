@@ -1,4 +1,6 @@
 """docs/architecture.md is the map of the code: it cannot drift from what the code holds."""
+import functools
+import importlib.util
 import re
 from dataclasses import fields
 
@@ -111,18 +113,113 @@ def headline_rows() -> list[tuple[str, str, str]]:
     rows, records = [], ""
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or cells[0] in ("what", "---"):
+        if len(cells) != 4 or cells[0] in ("what", "---"):
             continue
-        links = re.findall(r"\]\((benchmarks/results/[^)]+\.md)\)", cells[2])
+        links = re.findall(r"\]\((benchmarks/results/[^)]+\.md)\)", cells[3])
         records = " ".join((ROOT / link).read_text(encoding="utf-8") for link in links) or records
         rows.append((cells[0], cells[1], records))
     return rows
 
 
 def test_every_headline_figure_is_in_the_record_it_links():
+    """A second check of the generated table, by other code than benchmarks/figures.py's: every number quoted
+    is one its records give."""
     rows = headline_rows()
     assert len(rows) >= 10 and all(record for _, _, record in rows)
     assert [(what[:50], missing) for what, figure, record in rows if (missing := not_in_record(figure, record))] == []
+
+
+@functools.cache
+def figures():
+    """benchmarks/figures.py, loaded by its path (a script, not a module of an installed package)."""
+    spec = importlib.util.spec_from_file_location("headline_figures", ROOT / "benchmarks" / "figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_headline_figures_are_those_the_records_give():
+    """`python benchmarks/figures.py` wrote the table from the records as they are: a figure edited by hand, or a
+    record re-measured without running it again, fails here."""
+    rows = figures().table(figures().read_records())
+    assert len(rows) >= 10 and figures().differences(README, rows) == []
+    assert {measured for _, _, measured, _ in rows} >= {"2026-12-07", "undated"}  # each row says when
+
+
+def test_a_figure_template_quotes_no_number_of_its_own():
+    """Every number of a figure comes from its record, but its targets and the names of its measures."""
+    own = re.compile(r"target ≤ \d+ s|P@\d+|\bin 1\b")
+    fixed = [(row.what[:40], own.sub("", re.sub(r"\{\w+\}", "", row.figure))) for row in figures().ROWS]
+    assert [(what, n) for what, text in fixed for n, _, _ in numbers(text)] == []
+
+
+def test_a_remeasured_record_or_a_hand_edit_fails_the_figure_check():
+    f = figures()
+    texts = f.read_records()
+    rows = f.table(texts)
+    fetch = next(i for i, row in enumerate(rows) if row[0].startswith("fetch all"))
+    assert rows[fetch][1:3] == ("10.1 s, 258 MiB peak", "2026-12-06")
+    remeasured = dict(texts, **{"fetch.md": texts["fetch.md"].replace("| pages of 1,000 | 10.1 | 21 | 258 |",
+                                                                      "| pages of 1,000 | 12.3 | 21 | 301 |")
+                                .replace("· 2026-12-06", "· 2027-01-02")})
+    moved = f.table(remeasured)
+    assert moved[fetch][1:3] == ("12.3 s, 301 MiB peak", "2027-01-02")
+    assert [i for i, (a, b) in enumerate(zip(rows, moved)) if a != b] == [fetch]  # nothing else moved
+    said = f.differences(README, moved)
+    assert len(said) == 2 and all(f"headline row {fetch + 1} ('fetch all" in line for line in said)
+    assert "figure: the README says '10.1 s, 258 MiB peak', the records give '12.3 s, 301 MiB peak'" in said[0]
+    edited = README.replace("| 10.1 s, 258 MiB peak |", "| 10.0 s, 258 MiB peak |")
+    assert edited != README and len(f.differences(edited, rows)) == 1
+    assert f.differences(README.replace("| 144 ms / 100 ms", "| 140 ms / 100 ms"), rows)  # the "not met" row too
+    assert f.differences(README.replace(f.BEGIN, ""), rows) == [  # no markers: said, no traceback
+        f"README.md lacks the markers {f.BEGIN} ... {f.END} around the headline figures"]
+
+
+def test_a_record_lacking_what_its_row_reads_names_the_record_and_the_row():
+    import pytest
+
+    f = figures()
+    texts = f.read_records()
+    no_line = dict(texts, **{"fetch.md": re.sub(r"^\| pages of 1,000 .*\n", "", texts["fetch.md"], flags=re.M)})
+    with pytest.raises(f.Missing, match=r"^row 'fetch all .*': fetch\.md: no table rows where "
+                                        r"\{'run': 'pages of 1,000'\} with a column 'seconds'"):
+        f.table(no_line)
+    no_heading = dict(texts, **{"judged.md": texts["judged.md"].replace("## Held-out", "## Later")})
+    with pytest.raises(f.Missing, match=r"^row \"researchers' .*\": judged\.md: nothing matches '\^## Held-out"):
+        f.table(no_heading)
+    undated = dict(texts, **{"fetch.md": texts["fetch.md"].replace("· 2026-12-06", "")})
+    assert [row[2] for row in f.table(undated) if row[0].startswith("fetch all")] == ["undated"]
+    # a row reads only the records its command cell links: its "measured" date is theirs
+    wrong = f.Row("x", "{s}", lambda record: {"s": record("scale.md").text[:3]},
+                  "`x` ([fetch.md](benchmarks/results/fetch.md))")
+    with pytest.raises(f.Missing, match="^row 'x': reads scale.md, which its command cell does not link"):
+        f.table(texts, [wrong])
+    with pytest.raises(f.Missing, match="^row 'x': KeyError: 'p99'"):  # a template's name its values lack
+        f.table(texts, [f.Row("x", "{p50} / {p99}", lambda record: {"p50": "1"}, wrong.command)])
+
+
+def test_the_figures_command_checks_and_rewrites_the_readme(tmp_path):
+    import subprocess
+    import sys
+
+    def run(*args):
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "figures.py"), *args],
+                              capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout + done.stderr
+
+    readme = tmp_path / "README.md"
+    readme.write_text(README.replace("| 139 ms |", "| 130 ms |").replace("| 0.519 |", "| 0.52 |"), encoding="utf-8")
+    rc, said = run("--check", "--readme", str(readme))
+    assert rc == 1 and "Traceback" not in said and len(said.splitlines()) == 3  # two differences and the hint
+    assert "the README says '130 ms', the records give '139 ms'" in said and "'0.52', the records give '0.519'" in said
+    assert run("--readme", str(readme))[0] == 0 and readme.read_text(encoding="utf-8") == README
+    assert run("--check", "--readme", str(readme)) == (0, "")
+    results = tmp_path / "results"
+    results.mkdir()
+    for name, text in figures().read_records().items():
+        (results / name).write_text(text.replace("| pages of 1,000 |", "| pages of 999 |"), encoding="utf-8")
+    rc, said = run("--check", "--readme", str(readme), "--results", str(results))
+    assert rc == 1 and said.startswith("figures: row 'fetch all") and len(said.splitlines()) == 1
 
 
 def test_the_figure_check_fails_on_a_figure_its_record_does_not_give():
