@@ -10,22 +10,13 @@ from pathlib import Path
 import streamlit as st
 
 from search import background
-from search.cards import Card, card, cards_html, hit_card, similar_card
-from search.corpus import CorpusError
-from search.embed import Encoder, as_encoder, load_model
-from search.catalog import ordered
-from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, Engine, Result,
-                           UnknownPaper, open_engine)
+from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, Engine, IndexLoadError, Result,
+                           UnknownPaper, load_query_model, open_engine)
 from search.filters import Filters, address_key, sort_choices, sort_named
-from search.export import FORMATS, export
-from search.openreview.fetch import DEFAULT_VENUE, default_out
-from search.openreview.api import default_api
-from search.index import IndexLoadError, building as building_elsewhere, resolve
-from search.progress import meaning_note, read_status, status_text, still_coming, with_meaning_note
-from search.lexical import marker
-from search.display import plain_markdown
-from search.text import strip_control
-from search.latex import to_unicode as plain_title
+from search.progress import meaning_note, status_text, still_coming, with_meaning_note
+from search.render import (FORMATS, Card, box_figure, card, cards_html, decision_figure, export, fared_figure,
+                           fields_html, histogram_figure, map_figure, plain_markdown, plain_title, rating_figure,
+                           result_cards, review_folds, review_table, similar_card)
 from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
@@ -34,7 +25,6 @@ SEED_DIR = Path(__file__).parent / "seeds"
 # served meanwhile: `make app DATA=FILE` sets this (several files separated by os.pathsep)
 DATA = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
 DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` writes by default
-OPENREVIEW_API = default_api()   # $OPENREVIEW_API_BASEURL_V2, as for `python -m search fetch --api`
 K_CHOICES = [5, 10, 20, 50]
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)",
              "reviews": "what the reviews say (their words)"}
@@ -49,9 +39,9 @@ st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/
 
 
 @st.cache_resource(show_spinner="Loading the model…")
-def get_model(name: str) -> Encoder:
+def get_model(name: str):
     """The sentence-transformers model, for an index built without its ONNX export (loaded once a server)."""
-    return as_encoder(load_model(name))
+    return load_query_model(name)
 
 
 @st.cache_resource(show_spinner="Loading the index…", max_entries=2)
@@ -78,9 +68,9 @@ def start_build(out: str, steps: tuple[tuple[str, ...], ...], target: str) -> bo
 @st.fragment(run_every=1.5)
 def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = ()) -> None:
     """The background build's progress; when it has published a new index the whole page reruns on it."""
-    status = read_status(background.status_file(INDEX_DIR)) or {}
-    current = str(resolve(INDEX_DIR)) if INDEX_DIR.exists() else None
-    if current != serving or not background.busy(INDEX_DIR):
+    status = background.status(INDEX_DIR)
+    current = background.serving(INDEX_DIR)
+    if (str(current) if current else None) != serving or not background.busy(INDEX_DIR):
         st.rerun(scope="app")
     if serving is None:
         st.info("No index yet: building one from the 66 seed abstracts (about a minute on two cores); "
@@ -101,15 +91,14 @@ def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = 
 
 
 def fetch_conference() -> None:
-    target = DATA_DIR / default_out(DEFAULT_VENUE).name
-    background.start(INDEX_DIR, [[SEED_DIR, target]], fetch=DEFAULT_VENUE, api=OPENREVIEW_API)
+    background.fetch_conference(INDEX_DIR, SEED_DIR, DATA_DIR)  # $OPENREVIEW_API_BASEURL_V2, as for the CLI's fetch
 
 
 def conference_offer(engine: Engine) -> None:
     """On the seeds alone: one click downloads the conference from OpenReview and builds it meanwhile."""
     if DATA or engine.manifest.inputs_digest != background.digest([SEED_DIR]):
         return
-    status = read_status(background.status_file(INDEX_DIR)) or {}
+    status = background.status(INDEX_DIR)
     if status.get("state") == "failed" and str(status.get("target", "")).startswith("fetch:"):
         st.error(f"The download stopped: {status.get('message', 'unknown error')}")
     st.markdown(f"These are the {len(engine.papers)} seed papers. The whole conference is a click away:")
@@ -121,11 +110,9 @@ def conference_offer(engine: Engine) -> None:
 
 def engine_or_stop() -> Engine:
     """The engine of the published index; starts (once) the background build of what is missing."""
-    try:
-        steps = background.plan(INDEX_DIR, SEED_DIR, DATA)
-    except CorpusError as e:
-        st.error(f"Cannot build from SEARCH_DATA: {e}")
-        steps = []
+    steps, unreadable = background.planned(INDEX_DIR, SEED_DIR, DATA)
+    if unreadable:
+        st.error(f"Cannot build from SEARCH_DATA: {unreadable}")
     problem = background.failed(INDEX_DIR, steps)
     if problem:
         st.error(f"The background build stopped: {problem}. Fix the input and restart the page; "
@@ -139,13 +126,13 @@ def engine_or_stop() -> Engine:
             build_panel(None)
         st.stop()
     try:
-        engine = get_engine(str(resolve(INDEX_DIR)))
+        engine = get_engine(str(background.serving(INDEX_DIR)))
     except IndexLoadError as e:
         st.error(str(e))
         st.stop()
     if building:
         build_panel(str(engine.data.path), len(engine.papers), tuple(engine.manifest.pending))
-    elif engine.manifest.pending and building_elsewhere(INDEX_DIR):
+    elif engine.manifest.pending and background.build_running(INDEX_DIR):
         st.caption(f"Another process (`python index_build.py`) is building this index. Still coming: "
                    f"{still_coming(engine.manifest.pending, build_status())}; everything else works, and your next search "
                    "takes each part as it lands.")
@@ -158,9 +145,7 @@ def engine_or_stop() -> Engine:
 def build_status() -> dict | None:
     """The running build's status (the page's job or `index_build.py`), None when none runs: a stopped
     build's time left would be a promise nobody keeps."""
-    if background.busy(INDEX_DIR) or building_elsewhere(INDEX_DIR):
-        return read_status(background.status_file(INDEX_DIR))
-    return None
+    return background.status(INDEX_DIR) if background.build_running(INDEX_DIR) else None
 
 
 # ---------------------------------------------------------------- URL state
@@ -203,8 +188,7 @@ def one_of(choices) -> Callable[[str], object]:
 def reading_list(engine: Engine) -> list[str]:
     """The ids in ?list=, valid ones only; unknown ones are named once above the page."""
     raw = st.query_params.get("list", "")
-    # control characters (a %00 in a pasted link) are not part of any id; what is left empty is no id
-    known, unknown = engine.catalog.split_ids(strip_control(raw).replace(",", " ").split())
+    known, unknown = engine.catalog.listed(raw)
     if unknown:
         st.warning("Not in this index, left out of the reading list: "
                    + plain_markdown(", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")))
@@ -300,14 +284,11 @@ def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note:
     note = " · ".join(x for x in (order, note) if x)
     if result.hits and note:
         st.caption(note)
-    mark = marker(result.terms)
-    show_cards([hit_card(engine, h, mark, listed, result.score_name) for h in result.hits], key, listed)
+    show_cards(result_cards(engine, result, listed), key, listed)
 
 
 def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str] = (), key: str = "") -> None:
     """How the nearest submissions fared, beside the area and the venue: a chart with its numbers in words."""
-    from search.fared import figure
-
     if not engine.catalog.has_decisions:
         return
     if not engine.has_vector(pid or None):
@@ -320,7 +301,7 @@ def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str]
         if not st.session_state.get(f"fared-open-{key}"):
             return
         fared = engine.fared(query=query, pid=pid, texts=texts, k=FARED_K)
-        st.plotly_chart(figure(fared), width="stretch", key=f"fared-{key}", config={"displayModeBar": False})
+        st.plotly_chart(fared_figure(fared), width="stretch", key=f"fared-{key}", config={"displayModeBar": False})
         st.markdown("\n".join(f"- **{plain_markdown(name)}**: {plain_markdown(fate.words())}"
                                for name, fate in fared.rows()))
         st.caption("This describes how similar submissions fared; it does not predict a decision. Left out of "
@@ -447,9 +428,6 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
 
 def reviews_section(engine: Engine, pid: str) -> None:
     """The decision, the meta-review, a table of every review's scores and each review's texts, folded."""
-    from search.display import fields_html
-    from search.reviews import scores_of, texts_of
-
     record = engine.review_record(pid)
     if not record["reviews"] and not record.get("meta_review"):
         return
@@ -463,14 +441,12 @@ def reviews_section(engine: Engine, pid: str) -> None:
                 CARDS(data={"html": fields_html(record["meta_review"].items(), "b")}, key="cards-review-meta")
     elif record["reviews"]:
         st.caption("No meta-review is public for this paper.")
-    rows = [{"reviewer": r.get("reviewer", ""), **scores_of(r), "date": r.get("date", "")} for r in record["reviews"]]
+    rows = review_table(record["reviews"])
     if rows:
         st.dataframe(rows, hide_index=True, width="stretch")
-    for i, r in enumerate(record["reviews"]):
-        scores = scores_of(r)
-        head = f"{r.get('reviewer', f'Review {i + 1}')}" + (f" · rating {scores['rating']:g}" if "rating" in scores else "")
+    for i, (head, texts) in enumerate(review_folds(record["reviews"])):
         with st.expander(head):
-            CARDS(data={"html": fields_html(texts_of(r))}, key=f"cards-review-{i}")
+            CARDS(data={"html": texts}, key=f"cards-review-{i}")
 
 
 def history_section(engine: Engine, pid: str) -> None:
@@ -484,14 +460,7 @@ def history_section(engine: Engine, pid: str) -> None:
                                       "posted." if engine.manifest.history.fetches == 1 else
                                       "its ratings are the same in every fetch."))
         return
-    import plotly.graph_objects as go_
-
-    fig = go_.Figure(go_.Scatter(x=[p.at for p in points], y=[p.mean for p in points], mode="lines+markers",
-                                 line_shape="hv", hovertemplate="%{x}<br>mean %{y:.2f}<extra></extra>"))
-    low, high = min(p.mean for p in points), max(p.mean for p in points)
-    fig.update_layout(height=200, margin=dict(l=10, r=10, t=10, b=30), template="plotly_white",
-                      yaxis=dict(title="mean rating", range=[max(0, low - 1), high + 1]))
-    st.plotly_chart(fig, width="stretch", key="rating-history", config={"displayModeBar": False})
+    st.plotly_chart(rating_figure(points), width="stretch", key="rating-history", config={"displayModeBar": False})
     reviewers = list(dict.fromkeys(r for p in points for r in p.ratings))
     words = {"posted": "posted", "edited": "edited", "fetch": "fetched"}
     same_day = len({p.at[:10] for p in points}) < len(points)  # two points of one day need their times
@@ -643,7 +612,6 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
     if engine.catalog.has_ratings:
         own = summarise(topic.label, [engine.catalog.paper(pid) for pid in topic.papers])
         if own.rated:
-            from search.stats import histogram_figure
 
             st.caption(f"{own.orals} orals ({share(own.oral_share)}) · {own.rated} with reviews · mean rating "
                        f"{own.mean:.2f}, median {own.median:.2f}, middle half {own.q1:.2f}–{own.q3:.2f} "
@@ -678,8 +646,6 @@ def url_int(name: str, default: int) -> int:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str, focus: str | None):
     """The map's figure for a build, hits, list, colouring and focus (thousands of points): a rerun reuses it."""
-    from search.papermap import map_figure
-
     engine = get_engine(build_path)
     return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour,
                       focus)
@@ -762,8 +728,7 @@ def list_view(engine: Engine, k: int, filters: Filters, listed: list[str]) -> No
         st.info("Your reading list is empty. Add papers with “+ Reading list” on any result; the list lives "
                 "in this page's address, so bookmark or share it.")
         return
-    rows = [engine.catalog.row(pid) for pid in listed]
-    papers = [engine.papers[r] for r in ordered(rows, engine.papers, filters.sort)]
+    papers = engine.catalog.in_order(listed, filters.sort)
     labels = engine.catalog.topic_labels(papers)
     cols = st.columns(len(FORMATS))
     for col, fmt, (name, mime) in zip(cols, FORMATS, (("reading-list.bib", "application/x-bibtex"),
@@ -820,7 +785,7 @@ def short(text: str, n: int) -> str:
 
 
 def stats_view(engine: Engine) -> None:
-    from search.stats import box_figure, groups as stats_groups
+    from search.stats import groups as stats_groups
 
     groups = dict(stats_groups(engine.papers, engine.catalog.topics))
     whole = groups["all"][0]
@@ -850,7 +815,7 @@ def stats_view(engine: Engine) -> None:
 def decisions_panel(engine: Engine, whole) -> None:
     """Mean ratings by decision, and the papers reviewers disagreed on most."""
     from search.filters import MIN_DECIDED
-    from search.stats import controversial, decision_figure, ratings_by_decision, undecided_note
+    from search.stats import controversial, ratings_by_decision, undecided_note
 
     st.markdown("#### By decision")
     counts = ", ".join(f"{n:,} {g}" for g, n in whole.decisions.items())

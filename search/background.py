@@ -24,7 +24,7 @@ from pathlib import Path
 from .build import inputs_digest
 from .corpus import CorpusError, input_files
 from .openreview.api import Api, FetchError, default_api
-from .index import BuildBusy, IndexLoadError, read_manifest, resolve
+from .index import BuildBusy, IndexLoadError, building, read_manifest, resolve
 from .progress import ProgressLog, read_status, write_status
 
 
@@ -113,6 +113,39 @@ def plan(out: Path, seeds: Path, data: list[Path]) -> list[list[Path]]:
     if data and (published != digest([seeds, *data]) or unfinished):
         steps.append([seeds, *data])
     return steps
+
+
+def planned(out: Path, seeds: Path, data: list[Path]) -> tuple[list[list[Path]], str]:
+    """`plan`, with what stops it in words instead of an error: ([], "…") when an input cannot be read."""
+    try:
+        return plan(out, seeds, data), ""
+    except CorpusError as e:
+        return [], str(e)
+
+
+def serving(out: Path) -> Path | None:
+    """The build folder the index's name points to now (None before the first is published): a new path
+    each time a build publishes."""
+    return resolve(out) if out.exists() else None
+
+
+def status(out: Path) -> dict:
+    """The status file of the index's build ({} before any)."""
+    return read_status(status_file(out)) or {}
+
+
+def build_running(out: Path) -> bool:
+    """Whether a build of the index runs now: the page's job, or `index_build.py` in another process."""
+    return busy(out) or building(out)
+
+
+def fetch_conference(out: Path, seeds: Path, data_dir: Path, venue: str = "", api: Api | None = None) -> bool:
+    """Start, in the background, the fetch of a venue (the default one) into data_dir and the build of the seeds
+    with it; the OpenReview API is $OPENREVIEW_API_BASEURL_V2's unless given."""
+    from .openreview.fetch import DEFAULT_VENUE, default_out
+
+    venue = venue or DEFAULT_VENUE
+    return start(out, [[seeds, data_dir / default_out(venue).name]], fetch=venue, api=api or default_api())
 
 
 def failed(out: Path, steps: list[list[Path]]) -> str:
@@ -204,7 +237,9 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
 def start_planned(out: Path, seeds: Path, data: list[Path]) -> str:
     """Start the builds the page would start for these inputs (plan, unless the last job failed on them),
     without waiting for a first visit to the page; what was done, in words."""
-    steps = plan(out, seeds, data)
+    steps, problem = planned(out, seeds, data)
+    if problem:
+        return f"not building: {problem}"
     problem = failed(out, steps)
     if problem:
         return f"not building: the last build stopped ({problem})"
@@ -227,10 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.planned:
         data = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
-        try:
-            said = start_planned(args.out, Path(__file__).resolve().parent.parent / "seeds", data)
-        except CorpusError as e:  # the page says so too, and serves what it has
-            said = f"not building: {e}"
+        # an input that cannot be read is said, as the page says it, and what is published is served
+        said = start_planned(args.out, Path(__file__).resolve().parent.parent / "seeds", data)
         print(f"index: {said}", flush=True)
         return 0
     if not args.steps:

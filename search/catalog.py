@@ -8,6 +8,7 @@ import numpy as np
 from .corpus import Paper
 from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort
 from .history import move
+from .text import strip_control
 from .topics import Topic
 
 
@@ -130,6 +131,16 @@ class Catalog:
     def known(self, filters: Filters) -> Filters:
         """The filters as this index can apply them (Filters.known with what the index has)."""
         return filters.fitted(self.facts)
+
+    def listed(self, raw: str) -> tuple[list[str], list[str]]:
+        """A reading list as an address gives it (ids separated by commas or spaces): its known ids and the
+        unknown ones. Control characters (a %00 in a pasted link) are part of no id."""
+        return self.split_ids(strip_control(raw).replace(",", " ").split())
+
+    def in_order(self, ids: Iterable[str], sort: str) -> list[Paper]:
+        """Known papers in a sort's order (a reading list sorted as the page's sort asks)."""
+        rows = [r for r in (self.row(i) for i in ids) if r is not None]
+        return [self.papers[r] for r in ordered(rows, self.papers, sort)]
 
     def browse(self, filters: Filters = NO_FILTERS) -> list[Paper]:
         """Every paper the filters allow, in the filters' order (the records' order for relevance): a list

@@ -15,7 +15,7 @@ from . import guard
 from .guard import UsageError
 from .openreview.fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
-from .export import FORMATS, export
+from .render.export import FORMATS, export
 from .filters import FILTERS, Filters
 from .history import move, moved
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine

@@ -27,8 +27,8 @@ from .query_encoder import load_encoder
 from .fusion import rrf_ranked
 from .rankers import POOL, Rankers, top_rows, unit
 
-__all__ = ["Engine", "Filters", "Hit", "Result", "UnknownPaper", "open_engine", "SORTS", "MAX_QUERY_CHARS", "POOL",
-           "top_rows"]
+__all__ = ["Engine", "Filters", "Hit", "IndexLoadError", "Result", "UnknownPaper", "load_query_model", "open_engine",
+           "SORTS", "MAX_QUERY_CHARS", "POOL", "top_rows"]
 
 # Shown on the empty page; tests check that each one finds a clear first hit among the seeds.
 EXAMPLE_QUERIES = [
@@ -653,6 +653,12 @@ def _catalog(data: IndexData) -> Catalog:
         return Catalog(data.papers, *explore.load(data.path, data.manifest.explore), fetches=fetches)
     except KeyError:
         raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}") from None
+
+
+def load_query_model(name: str):
+    """The sentence-transformers model of that name as a query encoder: for an index without its ONNX export
+    (a server loads it once and hands it to open_engine as `fallback`)."""
+    return as_encoder(load_model(name))
 
 
 def open_engine(index_dir: Path, model=None, fingerprint: str | None = None, fallback=load_model,

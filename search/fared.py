@@ -94,22 +94,3 @@ class Fared:
 
     def text(self) -> str:
         return "\n".join(f"{name}: {fate.words()}" for name, fate in self.rows())
-
-
-def figure(fared: Fared):
-    """Each row's decisions as a stacked horizontal bar of shares (plotly), the neighbours on top."""
-    import plotly.graph_objects as go
-
-    rows = list(reversed(fared.rows()))
-    names = [n if len(n) <= 44 else n[:43] + "…" for n, _ in rows]
-    fig = go.Figure()
-    for group in GROUPS:
-        shares = [f.counts[group] / f.papers if f.papers else 0 for _, f in rows]
-        if any(shares):
-            fig.add_trace(go.Bar(y=names, x=shares, orientation="h", name=group, marker_color=COLOURS[group],
-                                 customdata=[f.counts[group] for _, f in rows],
-                                 hovertemplate=f"{group}: %{{customdata}} (%{{x:.0%}})<extra></extra>"))
-    fig.update_layout(barmode="stack", height=60 + 36 * len(rows), margin=dict(l=10, r=10, t=10, b=30),
-                      xaxis=dict(tickformat=".0%", range=[0, 1]), legend=dict(orientation="h", y=-0.35),
-                      template="plotly_white")
-    return fig

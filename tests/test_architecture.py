@@ -81,7 +81,7 @@ def test_every_section_the_docs_and_comments_cite_is_there():
 
 
 def test_the_drift_checks_catch_a_name_or_a_section_that_is_gone():
-    assert unresolved("display.to_htm") and not unresolved("display.to_html")
+    assert unresolved("render.display.to_htm") and not unresolved("render.display.to_html")
     assert unresolved("build._write") and not unresolved("index.write_unembedded")
     assert not unresolved("explore.py") and CITED.findall("`.index.versions/`") == []
     assert unresolved("openreview.records.reviews") and not unresolved("openreview.records.review")
@@ -229,3 +229,26 @@ def test_the_figure_check_fails_on_a_figure_its_record_does_not_give():
     assert not_in_record("10.1 s, 258 MiB peak", fetch) == [] and not_in_record("10.2 s, 257 MiB peak", fetch)
     assert not_in_record("145 ms / 1,378 MiB (1.6×)", record) == ["145", "1,378", "1.6"]
     assert not_in_record("9.7 ms", "9.74 ms") == [] and not_in_record("9.8 ms", "9.74 ms") == ["9.8"]
+
+
+def library_imports(source: str) -> set[str]:
+    """The library modules a script imports (`from search import x` counts x, `from search.render import y`
+    counts search.render), wherever the import sits."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "search":
+            found |= ({f"search.{a.name}" for a in node.names} if node.module == "search" else {node.module})
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "search"}
+    return found
+
+
+def test_the_page_reaches_the_library_through_eight_modules_at_most():
+    page = library_imports((ROOT / "streamlit_app.py").read_text(encoding="utf-8"))
+    assert len(page) <= 8, sorted(page)
+    assert "search.engine" in page and "search.render" in page
+    # the count is of what the page names: a module reached through another is not imported here
+    assert library_imports("from search import background\nfrom search.render.cards import card\nimport search.x") \
+        == {"search.background", "search.render.cards", "search.x"}

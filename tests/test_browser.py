@@ -377,8 +377,8 @@ def test_the_cards_script_builds_the_dom_and_nothing_in_its_html_runs(page):
 
 
 def test_the_cards_script_draws_the_servers_cards_and_reviews_as_they_are(page):
-    from search.cards import Card, cards_html
-    from search.display import fields_html, to_html
+    from search.render.cards import Card, cards_html
+    from search.render.display import fields_html, to_html
 
     html = cards_html([Card(pid="p1", title="A <b>title</b> & more", rank=1, lead="TL;DR", small=("Poster", "x"),
                             body="<b>Why:</b> " + to_html(r"a $\frac{a}{b}$ **bold**"),

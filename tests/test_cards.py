@@ -4,8 +4,8 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.cards import Card, card_html
-from search.display import _MATHML_ATTRS, _MATHML_TAGS, mathml, to_html
+from search.render.cards import Card, card_html
+from search.render.display import _MATHML_ATTRS, _MATHML_TAGS, mathml, to_html
 
 SAFE_TAGS = {"strong", "em", "b", "br"} | _MATHML_TAGS
 

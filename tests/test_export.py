@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_cli
 from search.corpus import Paper
-from search.export import author_line, citation_key, export, review_line, latex_escape, to_bibtex, to_csv
+from search.render.export import author_line, citation_key, export, review_line, latex_escape, to_bibtex, to_csv
 
 HOSTILE = Paper(id="abc123", abstract=r"We get 50\% gains with $\textbf{C}$ on {braces} & co_op # \citep{x} }{",
                 text="", title="Braces {and} 100% LaTeX_risk", title_derived=True, sources=["seeds/a.txt"],

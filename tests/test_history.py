@@ -115,7 +115,7 @@ def test_the_changes_match_what_the_notes_say_paper_by_paper(fetches, engine):
 
 
 def test_the_papers_carry_their_move_for_sorts_filters_and_cards(fetches, engine):
-    from search.cards import meta_line
+    from search.render.cards import meta_line
 
     want = expected_moves(fetches["before"], fetches["after"])
     catalog = engine.catalog

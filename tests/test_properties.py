@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from search.corpus import CorpusError, load_corpus
-from search.display import to_html
+from search.render.display import to_html
 from search.text import clean_for_model, content_id
 
 MARKUP = st.sampled_from(["$", "\\", "{", "}", "*", "_", "**", "\\textbf{", "\\citep{", "$$", "\\%", "^",

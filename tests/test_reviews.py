@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from search.filters import spread
-from search.display import block_html
+from search.render.display import block_html
 from search.filters import MIN_DECIDED, decision_group
 from search.text import strip_control
 

@@ -79,7 +79,7 @@ def test_a_stopped_build_leaves_its_last_stage_serving_and_the_next_goes_on_from
     assert background.plan(out, SEEDS, []) == [[SEEDS]]  # the page builds it again
     assert "why-this-result sentences" in still_coming(serving.manifest.pending)
     # similar papers say what is coming instead of "This paper: / That paper:" with nothing after them
-    from search.cards import similar_card
+    from search.render.cards import similar_card
     from search.engine import Engine
 
     early = Engine(serving, model)

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FakeModel, run_build, run_cli
 from search import summaries
-from search.cards import hit_card
+from search.render.cards import hit_card
 from search.corpus import strip_control
 from search.build import build_index
 from search.engine import Engine

@@ -1,6 +1,6 @@
 from html.parser import HTMLParser
 
-from search.display import _MATHML_TAGS, fields_html, plain_markdown, to_html
+from search.render.display import _MATHML_TAGS, fields_html, plain_markdown, to_html
 from search.sentences import split_sentences
 from search.text import clean_for_model, content_id, match_key
 from search.titles import derive_title

@@ -112,7 +112,7 @@ def test_map_labels_never_overlap_and_the_largest_topics_come_first():
 
 
 def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
-    from search.papermap import map_figure
+    from search.render.figures import map_figure
 
     e = iclr_engine
     hits = [h.paper.id for h in e.search("graph neural networks", 5).hits]
@@ -129,7 +129,7 @@ def test_map_colours_by_area_with_a_legend_or_by_topic(iclr_engine):
 
 
 def test_map_colours_by_decision_with_the_counts_in_the_legend(venue_engine):
-    from search.papermap import DECISION_COLOURS, map_figure
+    from search.render.figures import DECISION_COLOURS, map_figure
 
     e = venue_engine
     fig = map_figure(e.papers, e.catalog.map_xy, e.catalog.topics, [], [], "decision")

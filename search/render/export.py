@@ -8,10 +8,10 @@ import re
 import bibtexparser
 from bibtexparser import model as bib
 
-from .corpus import Paper
+from ..corpus import Paper
 from .display import inline_markdown
-from .latex import to_unicode
-from .text import clean_for_model
+from ..latex import to_unicode
+from ..text import clean_for_model
 
 FORMATS = ("bibtex", "csv", "md")
 BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from . import latex
-from .text import clean_for_model, strip_control
+from .. import latex
+from ..text import clean_for_model, strip_control
 
 _MD_ESCAPE = re.compile(r"([\\`<>\[\]()!&#|{}])")
 
@@ -93,6 +93,11 @@ def _markdown_prose(text: str, mark: Callable[[str], bool] | None = None) -> str
         text = re.sub(r"(?<![\w*])([^\W\d_][\w-]*)", lambda m: f"**{m.group(1)}**" if mark(m.group(1))
                       else m.group(1), text)
     return text
+
+
+def plain_title(title: str) -> str:
+    """A title as plain text, its LaTeX as Unicode (for links and captions that draw no maths)."""
+    return latex.to_unicode(title)
 
 
 def plain_markdown(text: str) -> str:

@@ -1,7 +1,7 @@
 """Result cards as one block of safe HTML: the page draws a list of ten as a single element.
 
 Drawn as Streamlit elements, ten cards were some 120 elements and most of a query's time in the
-browser (benchmarks/results/page.md). Every text here is escaped or comes from `display.to_html`;
+browser (benchmarks/results/page.md). Every text here is escaped or comes from `render.display.to_html`;
 buttons carry an action and an id for the page's click handler, nothing executable.
 """
 from __future__ import annotations
@@ -10,11 +10,14 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .corpus import Paper
-from .display import to_html
-from .engine import Engine, Hit, score_text
+from ..corpus import Paper
+from ..engine import Engine, Hit, Result, score_text
+from ..history import moved
+from ..lexical import marker
+from ..reviews import scores_of, texts_of
+from .display import fields_html, to_html
 from .export import author_line, review_line
-from .history import moved
+
 
 @dataclass(frozen=True)
 class Card:
@@ -122,6 +125,27 @@ def hit_card(engine: Engine, h: Hit, mark: Callable[[str], bool], listed: list[s
                 f"{to_html(h.passage.text, mark)}")
         why = f"{why}<br>{said}" if why else said
     return card(engine, h.paper, listed, score_text(h, score_name), h.rank, body=why)
+
+
+def result_cards(engine: Engine, result: Result, listed: list[str]) -> list[Card]:
+    """A query's hits as cards, the query's words marked in what each shows."""
+    mark = marker(result.terms)
+    return [hit_card(engine, h, mark, listed, result.score_name) for h in result.hits]
+
+
+def review_table(reviews: list[dict]) -> list[dict]:
+    """A row of numbers per review (reviewer, each score, date): the table above the reviews' texts."""
+    return [{"reviewer": r.get("reviewer", ""), **scores_of(r), "date": r.get("date", "")} for r in reviews]
+
+
+def review_folds(reviews: list[dict]) -> list[tuple[str, str]]:
+    """Each review as (its head: reviewer and rating, its texts as safe HTML), to draw folded."""
+    folds = []
+    for i, r in enumerate(reviews):
+        scores = scores_of(r)
+        head = r.get("reviewer", f"Review {i + 1}") + (f" · rating {scores['rating']:g}" if "rating" in scores else "")
+        folds.append((head, fields_html(texts_of(r))))
+    return folds
 
 
 def similar_card(engine: Engine, source: Paper, h: Hit, listed: list[str], score_name: str) -> Card:
