@@ -30,7 +30,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import SHARED, machine, write_report, dev_queries, longest_first
+from report import SHARED, machine, write_report, dev_queries, longest_first
 
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES, BATCHES = 384, 1536, (16, 32, 64)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-from benchmarks.report import SHARED, machine, pct, write_report
+from report import SHARED, machine, pct, write_report
 
 
 def load_queries(n: int) -> list[str]:
@@ -32,7 +32,7 @@ def load_queries(n: int) -> list[str]:
 
 def bench_app(index: Path, query: str) -> dict:
     """Cold start and warm query p50 in Chromium, measured as benchmarks/bench_page.py does."""
-    from benchmarks.report import cold_start, warm
+    from report import cold_start, warm
 
     cold = cold_start(index, query)
     times = warm(index, load_queries(230)[-10:])["fresh"]

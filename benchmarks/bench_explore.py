@@ -20,7 +20,7 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import trustworthiness
 from sklearn.metrics import normalized_mutual_info_score
 
-from benchmarks.report import write_report
+from report import write_report
 from search import papermap, topics
 from search.embed import load_model
 from search.index import load_index

@@ -20,7 +20,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import machine, write_report
+from report import machine, write_report
 from search.engine import open_engine
 from search.filters import decision_group
 

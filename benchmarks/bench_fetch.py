@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import machine, write_report
+from report import machine, write_report
 
 DATA = ROOT.parent / "shared" / "data"
 FATES = {"ICLR 2026 Oral": "Oral", "ICLR 2026 Poster": "Poster", "Submitted to ICLR 2026": "Rejected",

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import SHARED, longest_first, machine, write_report
+from report import SHARED, longest_first, machine, write_report
 
 QUERY = "how do I make a language model read longer documents?"
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES = 256, 2048
@@ -54,7 +54,7 @@ def served_manifest(index: Path) -> dict:
 
 
 def run(data: Path, out: Path, venue: int, until: str = "complete") -> dict:
-    from benchmarks.browser import launch, streamlit_server
+    from browser import launch, streamlit_server  # tests/browser.py, on the path since report
     from playwright.sync_api import sync_playwright
 
     index = out / "index"

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchmarks.report import machine, write_report  # noqa: E402
+from report import machine, write_report  # noqa: E402
 from openreview_server import OpenReviewServer, as_of, withdrawn  # noqa: E402
 
 NEW = 20

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.report import write_report
+from report import write_report
 from search.engine import open_engine
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.browser import CHROMIUM, CHROMIUM_ARGS, free_port
-from benchmarks.report import SHARED, write_report
+from report import SHARED, write_report  # first: it puts tests/ on the path, where browser.py lives
+from browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402  (tests/browser.py)
 
 
 def rss_mb(pid: int) -> float:

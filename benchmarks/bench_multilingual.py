@@ -21,19 +21,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-from benchmarks.report import write_report
+from report import write_report
 
 
 def score(engine, queries: list[tuple[str, str]], mode: str) -> dict:
-    from search.evaluate import metrics
+    from search.evaluate import scores
 
-    per, times, routed = [], [], 0
-    for text, target in queries:
+    runs, times, routed = {}, [], 0
+    for i, (text, target) in enumerate(queries):
         t = time.perf_counter()
         result = engine.search(text, 10, mode=mode, evidence=False)
         times.append(time.perf_counter() - t)
         routed += result.space == "multilingual"
-        per.append(metrics([[h.paper.id, *h.paper.aliases] for h in result.hits], {target: 1}))
+        runs[str(i)] = [[h.paper.id, *h.paper.aliases] for h in result.hits]
+    per = list(scores(runs, {str(i): {target: 1} for i, (_, target) in enumerate(queries)}).values())  # one ranx call
     return {"MRR@10": statistics.mean(m["MRR@10"] for m in per),
             "Recall@10": statistics.mean(m["Recall@10"] for m in per),
             "median_ms": 1000 * statistics.median(times), "routed": routed / len(queries)}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import (cold_start, first_titles, keyword_queries as queries, machine, pct, submit, warm,
+from report import (cold_start, first_titles, keyword_queries as queries, machine, pct, submit, warm,
                                warm_page, write_report)
 
 
@@ -43,7 +43,7 @@ def floor(qs: list[str]) -> tuple[list[float], float]:
 
     root = Path(tempfile.mkdtemp(prefix="floor-app-"))
     (root / "streamlit_app.py").write_text(FLOOR_APP)
-    from benchmarks.browser import server_rss_mib
+    from browser import server_rss_mib  # tests/browser.py, on the path since report
 
     with warm_page(root, root, qs) as page:
         return [submit(page, q, f"{q} 0") for q in qs], server_rss_mib(page.url)

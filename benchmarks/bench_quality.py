@@ -15,7 +15,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import SHARED, write_report
+from report import SHARED, write_report
 
 
 def similar_precision(engine, area_of: dict[str, str], mode: str, k: int = 10) -> tuple[float, float]:

@@ -35,7 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import ENGLISH, OTHER, arguments, collect, engine_maker, main_metric, sets, write_report
+from report import ENGLISH, OTHER, arguments, collect, engine_maker, main_metric, mean_metric, sets, write_report
 from search.fusion import KINDS
 
 PREVIOUS = dict(name=0.3, topic=0.3, title=0.3, question=0.3, description=0.3, sentence=0.0, multilingual=0.7,
@@ -53,14 +53,10 @@ FAR = ["[server]\nport = 8501\nheadless = true\n[theme]\nbase = 'dark'",
 
 
 def score_set(collected: list[tuple], weights, metric: str) -> float:
-    from search.evaluate import metrics
     from search.fusion import rank
 
-    values = []
-    for cands, kind, relevant, ids in collected:
-        rows, _ = rank(cands, weights, kind)
-        values.append(metrics([ids[r] for r in rows[:10]], relevant)[metric])
-    return statistics.mean(values)
+    ranked = [[ids[r] for r in rank(cands, weights, kind)[0][:10]] for cands, kind, _, ids in collected]
+    return mean_metric(ranked, [relevant for _, _, relevant, _ in collected], metric)
 
 
 def without_summaries(engine):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import machine, write_report
+from report import machine, write_report
 
 
 def moved_scores(rows: list[dict], rng: random.Random) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import machine, write_report
+from report import machine, write_report
 
 REVIEW_FIELDS = ("reviews", "meta_review", "decision_text")
 REVIEW_FILES = ("reviews.jsonl", "reviews_offsets.npy", "review_fields.npy", "review_bm25/", "summaries.npy",

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.report import SHARED, keyword_queries as queries, machine, pct, write_report
+from report import SHARED, keyword_queries as queries, machine, pct, write_report
 
 SAMPLE = 512   # abstracts for model.encode's rate
 

@@ -20,7 +20,7 @@ import json
 import statistics
 from pathlib import Path
 
-from benchmarks.report import engine_maker, SHARED, machine, write_report
+from report import engine_maker, SHARED, machine, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOORS = [0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]

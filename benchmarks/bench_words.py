@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.report import ROOT, machine, write_report
+from report import ROOT, machine, write_report
 
 IDLE, LOADED = 60, 90
 

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from benchmarks.report import SHARED
+from report import SHARED
 
 DATA = ROOT / "benchmarks" / "data"
 

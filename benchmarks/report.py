@@ -16,6 +16,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+# The Chromium + Streamlit-server harness lives with the tests that share it (tests/browser.py): the scripts
+# that drive the page import it as `browser`, after this module (appended: nothing of tests/ shadows theirs).
+if str(ROOT / "tests") not in sys.path:
+    sys.path.append(str(ROOT / "tests"))
 
 # The conference file the figures were measured on: a checkout of the shared data beside this one.
 # Elsewhere, point PAPERS_JSONL at what `python -m search fetch` wrote (more papers, other figures).
@@ -80,7 +84,7 @@ def submit(page, q: str, first: str | None) -> float:
 
 
 def cold_start(index: Path, q: str, root: Path = ROOT) -> float:
-    from benchmarks.browser import launch, streamlit_server
+    from browser import launch, streamlit_server
     from playwright.sync_api import sync_playwright
 
     t0 = time.perf_counter()
@@ -97,7 +101,7 @@ def cold_start(index: Path, q: str, root: Path = ROOT) -> float:
 @contextmanager
 def warm_page(root: Path, index: Path, qs: list[str]):
     """A browser page on a running app, past its first results and a few warm-up queries."""
-    from benchmarks.browser import launch, streamlit_server
+    from browser import launch, streamlit_server
     from playwright.sync_api import sync_playwright
 
     with streamlit_server(root, index) as url, sync_playwright() as p:
@@ -116,7 +120,7 @@ def warm(index: Path, qs: list[str], root: Path = ROOT, firsts: dict[str, str] |
     with warm_page(root, index, qs) as page:
         fresh = [submit(page, q, firsts[q]) for q in qs]
         repeated = [submit(page, q, firsts[q]) for q in qs[:10]]
-        from benchmarks.browser import server_rss_mib
+        from browser import server_rss_mib
 
         rss = server_rss_mib(page.url)
         listed = []
@@ -165,6 +169,18 @@ MAIN = {"questions": "P@10"}  # every other set: MRR@10
 
 def main_metric(name: str) -> str:
     return MAIN.get(name, "MRR@10")
+
+
+def mean_metric(ranked: list[list[list[str]]], relevant: list[dict[str, int]], metric: str) -> float:
+    """One of search.evaluate's METRICS, averaged over a set's queries (each query's hits, each hit as every
+    id its paper answers to, and its graded papers): one call into ranx for the set, where a call a query
+    would cost milliseconds each through a grid search."""
+    import statistics
+
+    from search.evaluate import scores
+
+    per = scores({str(i): r for i, r in enumerate(ranked)}, {str(i): r for i, r in enumerate(relevant)})
+    return statistics.mean(s[metric] for s in per.values())
 
 
 def sets(root: Path) -> dict[str, Path]:

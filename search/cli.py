@@ -510,9 +510,10 @@ def fixed_alpha(alpha: float | None) -> Weights:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .embed import DEFAULT_MODEL, load_model
-    from .evaluate import load_queries, prepare, read_qrels, table
+    from .evaluate import load_queries, prepare, ranx_evaluate, read_qrels, table
     from .evaluate import evaluate as run
 
+    ranx_evaluate()  # without ranx: one line naming its pip install, before a model loads or an index builds
     name = args.model or DEFAULT_MODEL
     model = load_model(name)
     for dataset in args.datasets:

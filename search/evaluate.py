@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +12,33 @@ import numpy as np
 from .build import build_index
 from .corpus import CorpusError
 from .engine import MODES, Engine
+from .guard import UsageError
 
 METRICS = ("nDCG@10", "MRR@10", "P@10", "Recall@10", "Recall@100")
+# each as ranx names it: nDCG with the grade as gain (Järvelin and Kekäläinen), P@10 over 10 even where
+# fewer came back, recall over the papers graded 1 or more; a paper counts as relevant at grade 1 or more
+RANX_METRICS = {"nDCG@10": "ndcg@10", "MRR@10": "mrr@10", "P@10": "precision@10", "Recall@10": "recall@10",
+                "Recall@100": "recall@100"}
+# ranx is a development requirement (requirements-dev.txt), not the page's: numba, pandas, scipy and
+# matplotlib come with it
+RANX = "ranx==0.3.21"
+NOTHING = "\0"  # a document id no qrels hold: the stand-in for an empty run, a repeated hit, unjudged queries
+
+
+class MissingRanx(UsageError):
+    """ranx is not installed: the user fixes it with one pip install (one line on stderr, exit 2)."""
+
+
+def ranx_evaluate():
+    """ranx's evaluate, imported on first use: its import takes seconds (numba, pandas, scipy) and a
+    machine's first call compiles its metrics (numba, cached for the runs after; docs/usage.md says how
+    long), which neither the page nor the other commands should pay."""
+    try:
+        from ranx import evaluate
+    except ImportError:
+        raise MissingRanx(f"evaluate computes its metrics with ranx, which is not installed: "
+                          f"pip install {RANX}") from None
+    return evaluate
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -70,21 +95,39 @@ def corpus_as_jsonl(dataset: Path, out: Path, records: Path | None = None) -> Pa
     return out
 
 
-def metrics(ranked: list[list[str]], relevant: dict[str, int]) -> dict[str, float]:
-    """ranked: for each hit, every id the paper answers to (its id and aliases)."""
-    def rel(ids: list[str]) -> int:
-        return max((relevant.get(i, 0) for i in ids), default=0)
+def judged_id(ids: list[str], relevant: dict[str, int]) -> str:
+    """The id the qrels know a hit by: of every id the paper answers to (its id, then its aliases), the one
+    graded highest (the first of those graded alike), else its own id."""
+    known = [i for i in ids if i in relevant]
+    return max(known, key=relevant.__getitem__) if known else ids[0]
 
-    gains = [rel(ids) for ids in ranked]
-    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:10]))
-    ideal = sorted(relevant.values(), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal)) or 1.0
-    first = next((i for i, g in enumerate(gains[:10]) if g > 0), None)
-    n_rel = sum(1 for v in relevant.values() if v > 0) or 1
-    return {"nDCG@10": dcg / idcg, "MRR@10": 0.0 if first is None else 1.0 / (first + 1),
-            "P@10": sum(1 for g in gains[:10] if g > 0) / 10,
-            "Recall@10": sum(1 for g in gains[:10] if g > 0) / n_rel,
-            "Recall@100": sum(1 for g in gains[:100] if g > 0) / n_rel}
+
+def scores(runs: dict[str, list[list[str]]], qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+    """METRICS of each query, by ranx. runs: each query's hits in rank order, each hit as every id the paper
+    answers to (its id and aliases). A paper that comes back twice counts once: its second place stays,
+    relevant to nothing. A query without hits, or without qrels, scores 0 everywhere."""
+    if not runs:
+        return {}
+    judged = {q: qrels.get(q) or {NOTHING: 0} for q in runs}  # ranx wants every query of the run judged
+    ranked = {}
+    for q, hits in runs.items():
+        docs: dict[str, float] = {}
+        for rank, ids in enumerate(hits):
+            doc = judged_id(ids, judged[q])
+            docs[doc if doc not in docs else f"{NOTHING}{rank}"] = float(len(hits) - rank)  # ranx sorts by score
+        ranked[q] = docs or {NOTHING: 1.0}
+    with warnings.catch_warnings():  # numba's type-safety notes while it compiles: not the user's concern
+        warnings.simplefilter("ignore")
+        # plain dicts, in the same query order: ranx hashes their ids itself, faster than its Qrels and Run
+        per = ranx_evaluate()(judged, ranked, list(RANX_METRICS.values()), return_mean=False,
+                              save_results_in_run=False)
+    return {q: {m: float(per[r][i]) for m, r in RANX_METRICS.items()} for i, q in enumerate(runs)}
+
+
+def metrics(ranked: list[list[str]], relevant: dict[str, int]) -> dict[str, float]:
+    """One query's METRICS (ranked: for each hit, every id the paper answers to). Scoring many queries,
+    call `scores` once: each call into ranx costs milliseconds."""
+    return scores({"q": ranked}, {"q": relevant})["q"]
 
 
 def evaluate(engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str, int]],
@@ -94,12 +137,13 @@ def evaluate(engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str,
     judged = [q for q in queries if q in qrels]
     for mode in modes:
         engine.clear_cache()  # each mode pays its own query encoding, as a user's first query does
-        per_query, times = [], []
+        runs, times = {}, []
         for qid in judged:
             t = time.perf_counter()
             hits = engine.search(queries[qid], 100, mode=mode, evidence=False).hits
             times.append(time.perf_counter() - t)
-            per_query.append(metrics([[h.paper.id, *h.paper.aliases] for h in hits], qrels[qid]))
+            runs[qid] = [[h.paper.id, *h.paper.aliases] for h in hits]
+        per_query = list(scores(runs, qrels).values())  # one call into ranx for the mode's queries
         results[mode] = {m: float(np.mean([r[m] for r in per_query])) for m in METRICS}
         results[mode]["queries"] = len(judged)
         results[mode]["median_ms"] = 1000 * float(np.median(times))

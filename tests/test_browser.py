@@ -1,7 +1,7 @@
 """End to end in a real headless Chromium: search, open a paper, browse to similar ones, go back."""
 import pytest
 
-from benchmarks.browser import CHROMIUM, launch, streamlit_server
+from browser import CHROMIUM, launch, streamlit_server
 from conftest import ROOT
 
 pytest.importorskip("playwright")

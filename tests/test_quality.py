@@ -76,10 +76,24 @@ def test_tokenizer_stems_and_drops_stop_words():
 
 
 def test_metrics_on_a_known_ranking():
-    m = metrics([["a"], ["b", "b-alias"], ["c"]], {"b-alias": 1})
-    assert m["MRR@10"] == 0.5 and m["Recall@10"] == 1.0
+    """The metrics are ranx's: these known answers hold them to the definitions the records were made with."""
+    m = metrics([["a"], ["b", "b-alias"], ["c"]], {"b-alias": 1})  # the hit is known by its alias
+    assert m["MRR@10"] == 0.5 and m["Recall@10"] == 1.0 and m["P@10"] == 0.1  # over 10, though 3 came back
     assert abs(m["nDCG@10"] - 1 / 1.5849625) < 1e-6
-    assert metrics([["x"]], {"b": 1})["MRR@10"] == 0.0
+    assert metrics([["x"]], {"b": 1})["MRR@10"] == 0.0 and metrics([], {"b": 1})["nDCG@10"] == 0.0
+    # graded (the grade is the gain, grade 0 is not relevant); a paper that comes back twice counts once
+    g = metrics([["b"], ["a"], ["b-alias", "b"], ["c"]], {"a": 2, "b": 1, "c": 0})
+    assert abs(g["nDCG@10"] - (1 + 2 / 1.5849625) / (2 + 1 / 1.5849625)) < 1e-6
+    assert g["MRR@10"] == 1.0 and g["P@10"] == 0.2 and g["Recall@10"] == 1.0
+
+
+def test_evaluate_without_ranx_says_how_to_install_it(monkeypatch, tmp_path, capsys):
+    from search.cli import main, run_guarded
+
+    monkeypatch.setitem(__import__("sys").modules, "ranx", None)  # `import ranx` fails as where it is missing
+    assert run_guarded(lambda: main(["evaluate", str(tmp_path)])) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install ranx==0.3.21" in err
 
 
 def test_evaluate_cli_scores_every_mode_on_a_beir_folder(tmp_path, iclr_subset, embedding_cache, capsys):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.browser import CHROMIUM, launch, streamlit_server
+from browser import CHROMIUM, launch, streamlit_server
 from conftest import ROOT, SEEDS, cache_copy
 from search.build import build_index
 from search.embed import as_encoder

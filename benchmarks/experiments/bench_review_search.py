@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-from benchmarks.report import machine, write_report
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import machine, write_report
 
 QUERIES = ROOT / "benchmarks" / "data" / "review_queries.json"
 POOL, TOP, RRF_K = 50, 5, 60

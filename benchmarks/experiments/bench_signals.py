@@ -31,6 +31,7 @@ signals the index holds can go.
 from __future__ import annotations
 
 import statistics
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,9 +39,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.report import ENGLISH, arguments, collect, engine_maker, main_metric, scaled, write_report
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import ENGLISH, arguments, collect, engine_maker, main_metric, mean_metric, scaled, write_report
 from search import lexical
-from search.evaluate import load_queries, metrics, read_qrels
+from search.evaluate import load_queries, read_qrels
 from search.fusion import DEFAULT_WEIGHTS, KINDS, blend
 
 
@@ -179,15 +182,15 @@ def fit(model, gathered: dict[str, list[dict]], names: list[str], kinds: tuple[s
 
 def learned_value(rows: list[dict], model, metric: str, kinds: tuple[str, ...] = KINDS) -> float:
     """The set's figure with `model` ordering the shipped top candidates of queries of `kinds` (the others as shipped)."""
-    values = []
+    tops = []
     for r in rows:
         top = shipped_top(r)
         if r["kind"] in kinds:
             order = top[np.argsort(-model.predict_proba(features(r)[top])[:, 1], kind="stable")]
         else:
             order = top
-        values.append(metrics([r["ids"][i] for i in r["c"].rows[order][:10]], r["relevant"])[metric])
-    return statistics.mean(values)
+        tops.append([r["ids"][i] for i in r["c"].rows[order][:10]])
+    return mean_metric(tops, [r["relevant"] for r in rows], metric)
 
 
 def learned_lines(dev: dict[str, list[dict]], held: dict[str, list[dict]]) -> list[str]:
@@ -220,11 +223,11 @@ def learned_lines(dev: dict[str, list[dict]], held: dict[str, list[dict]]) -> li
 
 def set_value(rows: list[dict], weights, variant: str, param, metric: str) -> float:
     score = VARIANTS[variant][1]
-    values = []
+    tops = []
     for r in rows:
         order = np.argsort(-score(r, weights, weights.alpha(r["kind"]), param), kind="stable")
-        values.append(metrics([r["ids"][i] for i in r["c"].rows[order][:10]], r["relevant"])[metric])
-    return statistics.mean(values)
+        tops.append([r["ids"][i] for i in r["c"].rows[order][:10]])
+    return mean_metric(tops, [r["relevant"] for r in rows], metric)
 
 
 def objective(gathered: dict[str, list[dict]], weights, variant: str, param) -> float:

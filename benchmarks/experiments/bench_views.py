@@ -26,7 +26,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-from benchmarks.report import arguments, engine_maker, machine, main_metric, write_report
+# run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report import arguments, engine_maker, machine, main_metric, write_report
 from search.evaluate import load_queries, read_qrels
 from search.fusion import DEFAULT_WEIGHTS
 

@@ -1,4 +1,7 @@
-"""Helpers for real-browser tests: a Streamlit server on loopback and headless Debian Chromium."""
+"""Helpers for real-browser tests: a Streamlit server on loopback and headless Debian Chromium.
+
+The benchmarks that drive the page use it too (benchmarks/report.py puts tests/ on their path): it lives
+with the tests, which must not depend on the benchmark scripts."""
 from __future__ import annotations
 
 import os
