@@ -180,8 +180,8 @@ def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
     with tempfile.TemporaryDirectory() as work:
         bm25 = timed(lambda: lexical.build([p.text for p in papers], Path(work) / "bm25"))
     least = {"abstracts": tokens["abstracts"] / rate["abstracts"], "BM25 over the abstracts": bm25,
-             "topics and map": timed(lambda: explore.compute(papers, vectors, "floor", None)),
-             "BM25 over the reviews": timed(lambda: reviews.build_search(papers, "floor", None)),
+             "topics and map": timed(lambda: explore.compute(papers, vectors, "floor")),
+             "BM25 over the reviews": timed(lambda: reviews.build_search(papers)),
              "sentences": tokens["sentences"] / rate["sentences"],
              "multilingual abstracts": len(abstracts) / ml_rate["abstracts"],
              "multilingual sentences": len(sentences) / ml_rate["sentences"],

@@ -27,7 +27,7 @@ from .corpus import Paper, input_files, load_corpus
 from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
                     cpu_description, encode_cached, from_cache, known_model_facts, load_model, model_dimension,
                     model_fingerprint, remember_model_facts, start_pool, vectors_fingerprint)
-from .manifest import Manifest, ModelEntry, vectors_entry
+from .manifest import NAMED, Manifest, ManifestError, ModelEntry, vectors_entry
 from . import multilingual as ml
 from .multilingual import MultilingualEncoder, write_space
 from .multilingual import fingerprint as multilingual_fingerprint
@@ -74,7 +74,8 @@ class BuildReport:
     timings: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what reading the inputs merged or kept apart, and why
-    explore_reused: bool = False       # topics and map copied from the previous build
+    explore_reused: bool = False       # topics and map taken whole from the previous build
+    reused: list = field(default_factory=list)     # the parts taken whole from the previous build (reusable)
     published: dict = field(default_factory=dict)  # stage -> seconds from the start to its publishing
     history: object = None             # the manifest's history entry (manifest.HistoryEntry), None without
 
@@ -210,7 +211,7 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
             if options.staged and work[name]:
                 _publish(b)
             with b.timed(name):
-                PART[name].compute(b)
+                _run_part(b, PART[name])
             b.pending.remove(name)
             b.done.append(name)
         final = _publish(b)
@@ -218,7 +219,8 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
             progress("published", 1, 1)
     return BuildReport(path=final, count=len(b.papers), embedded=b.embedded, embedded_sentences=b.embedded_sentences,
                        seconds=time.perf_counter() - t0, timings=b.timings, skipped=b.skipped, notes=b.notes,
-                       explore_reused=b.explore is not None and b.explore.reused_from is not None,
+                       explore_reused="topics and map" in b.done and reusable(b, "topics and map"),
+                       reused=[name for name in b.done if b.reuse.get(name)],
                        published=dict(b.published_at), history=b.entries.get("history"))
 
 
@@ -331,16 +333,12 @@ def _embed_abstracts(b: Build) -> None:
 
 
 def _embed_sentences(b: Build) -> None:
-    if reusable(b, "sentences"):
-        return
     b.sentence_vectors, b.embedded_sentences = _embed(
         b, "sentences", b.sentence_encoder, evidence.flat_texts(b.sentence_groups), _sentences_key(b),
         chunk=packed.CHUNK if b.packed_file else None)
 
 
 def _embed_summaries(b: Build) -> None:
-    if reusable(b, "summaries"):
-        return
     b.summary_vectors, _ = _embed(b, "summaries", b.encoder, summaries.flat(b.summary_groups),
                                   summaries.cache_key(b.vectors_key))
 
@@ -352,8 +350,6 @@ def _multilingual_texts(b: Build) -> dict[str, list[str]]:
 
 
 def _embed_multilingual(b: Build) -> None:
-    if reusable(b, "multilingual"):
-        return
     o = b.options
     encoder = MultilingualEncoder(processes=o.ml_processes)
     try:
@@ -369,15 +365,18 @@ def _embed_multilingual(b: Build) -> None:
     b.multilingual = (*vectors, encoder.fingerprint)
 
 
+def _explore_key(b: Build) -> list[str]:
+    return [explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)]
+
+
 def _explore(b: Build) -> None:
-    key = explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)
-    b.explore = explore.compute(b.papers, b.vectors, key, b.previous, lambda stage: _announce(b.progress, stage),
+    b.explore = explore.compute(b.papers, b.vectors, _explore_key(b)[0], lambda stage: _announce(b.progress, stage),
                                 b.vectors_key, b.place_onto)
 
 
 def _review_search(b: Build) -> None:
     _announce(b.progress, "review search")
-    b.review_search = reviews.build_search(b.papers, b.reviews_key(), b.previous)
+    b.review_search = reviews.build_search(b.papers)
 
 
 def _summary_groups(b: Build) -> list[list[str]]:
@@ -403,15 +402,10 @@ def _multilingual_work(b: Build) -> bool:
 
 
 def _explore_work(b: Build) -> bool:
-    """Reused as they are, or a few new papers placed onto them: a second; computed again otherwise."""
-    if explore.reusable(b.previous, explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)) is not None:
-        return False
+    """A few new papers placed onto the previous build's topics and map: a second; computed again otherwise.
+    (Taken whole when nothing they depend on changed: `reusable`.)"""
     b.place_onto = explore.changes(b.previous, b.papers, b.vectors_key)  # read once, used by _explore
     return b.place_onto is None
-
-
-def _review_search_work(b: Build) -> bool:
-    return not (b.previous and reviews.same_search(b.previous, b.reviews_key()))
 
 
 # ---------------------------------------------------------------- writing and publishing
@@ -470,7 +464,9 @@ def _write_multilingual(b: Build, build_dir: Path) -> None:
 # A re-fetch that changed only scores and decisions leaves a part's rows as they were: the build links the
 # previous build's files instead of writing them again (at 19,630 papers, writing them and reading their vectors
 # from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links, in its git
-# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key).
+# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key): topics and
+# map and the search within reviews too, whose keys are not the papers' rows (Part.rows) but what they are
+# computed from (explore.key, reviews.search_key).
 ABSTRACT_FILES = (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER)
 
 
@@ -478,30 +474,34 @@ def _abstracts_key(b: Build) -> list[str]:
     return [b.vectors_key, b.options.index_spec, lexical.DESCRIPTION, str(bool(b.options.query_encoder))]
 
 
-def _reused(part: str) -> tuple[tuple[str, ...], Callable[[Build], list[str]]]:
-    """A reusable part's files and what they are made of."""
+def _reused(part: str) -> tuple[tuple[str, ...], Callable[[Build], list[str]], bool]:
+    """A reusable part's files, what they are made of, and whether they are made of the papers' rows."""
     if part == "abstracts":
-        return ABSTRACT_FILES, _abstracts_key
-    return PART[part].files, PART[part].key
+        return ABSTRACT_FILES, _abstracts_key, True
+    return PART[part].files, PART[part].key, PART[part].rows
 
 
 def part_key(b: Build, part: str) -> str:
-    """What a part's files are made of: the papers' rows in order, and the part's method."""
-    return hashlib.sha256("\n".join([b.rows_key, part, *_reused(part)[1](b)]).encode()).hexdigest()
+    """What a part's files are made of: the papers' rows in order (where they are: Part.rows), and the part's
+    method."""
+    files, key, rows = _reused(part)
+    return hashlib.sha256("\n".join([*([b.rows_key] if rows else []), part, *key(b)]).encode()).hexdigest()
 
 
 def reusable(b: Build, part: str) -> bool:
-    """Whether the previous build holds this part made of the same (its files checked once a build)."""
+    """Whether the previous build holds this part made of the same, with its files (checked once a build): the
+    one decision to take a part whole (the abstracts' and each of PARTS with files)."""
     if part not in b.reuse:
         b.reuse[part] = None
         try:
             previous = ix.read_manifest(b.previous) if b.previous else None
-            if previous and previous.part_keys.get(part) == part_key(b, part):
+            if (previous and previous.part_keys.get(part) == part_key(b, part)
+                    and (part == "abstracts" or previous.entry(PART[part].entry, PART[part].kind) is not None)):
                 files = {n: m for n, m in previous.files.items()
                          if any(n == f or (f.endswith("/") and n.startswith(f)) for f in _reused(part)[0])}
                 ix.verify_files(b.previous, files)
-                b.reuse[part] = (files, previous)
-        except (ix.IndexLoadError, OSError):
+                b.reuse[part] = (files, previous) if files else None
+        except (ix.IndexLoadError, ManifestError, OSError):
             b.reuse[part] = None
     return b.reuse[part] is not None
 
@@ -559,13 +559,10 @@ def _publish(b: Build) -> Path:
                 _write_part(b, build_dir, PART[stage])
     e = b.entries
     stamp = round(time.perf_counter() - b.started, 3)
-    manifest = Manifest(
+    manifest = Manifest(  # each part's entry a field of the manifest, or under its `parts` (Part.kind)
         model=ModelEntry(o.model_name, b.fingerprint, b.facts.max_seq_length), dimension=b.facts.dimension,
-        count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint,
-        index=e["index"], lexical=e["lexical"], sentences=e.get("sentences", 0), explore=e.get("explore"),
-        query_encoder=e.get("query_encoder"), multilingual=e.get("multilingual"), reviews=e.get("reviews"),
-        summaries=e.get("summaries", 0), unembedded=e.get("unembedded", 0), history=e.get("history"),
-        embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
+        count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint, **{k: v for k, v in e.items() if k in NAMED},
+        parts={k: v for k, v in e.items() if k not in NAMED and v is not None}, embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
         skipped_lines=len(b.skipped), built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         library_versions=ix.library_versions(), pending=list(b.pending),
         published={**b.published_at, **{s: stamp for s in b.done if s not in written}})
@@ -573,7 +570,7 @@ def _publish(b: Build) -> Path:
     manifest.build_seconds = stamp
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
     manifest.part_keys = {part: part_key(b, part) for part in ["abstracts", *(p.name for p in PARTS if p.files)]
-                          if part in b.done and (part != "multilingual" or e.get("multilingual"))}
+                          if part in b.done}
     ix.write_manifest(build_dir, manifest, {**known, **b.linked})
     b.last = ix.publish(build_dir, b.out, spare=b.previous if b.pending else None)
     b.last_files = manifest.files
@@ -587,21 +584,43 @@ def _always(b: Build) -> bool:
     return True
 
 
+def _nothing(b: Build) -> None:
+    pass
+
+
+def _same(b: Build, entry):
+    return entry
+
+
 @dataclass(frozen=True)
 class Part:
-    """A part of the index computed after the abstracts (a later stage), all the build needs of it in one place:
-    whether a build makes it, what it costs, whether it has work, how it is computed and written, and which of
-    its files a build can take whole from the previous one. Its module writes and loads its files and gives
-    its manifest entry (manifest.py)."""
+    """A part of the index computed after the abstracts (a later stage), all the build and the engine need of it
+    in one place: whether a build makes it, what it costs, whether it has work, how it is computed and written,
+    which of its files a build takes whole from the previous one and what they are made of, its manifest entry,
+    and how the engine loads it. Its module writes and loads its files and gives its entry."""
     name: str
     enabled: Callable[[BuildOptions, bool], bool]       # with these options, on inputs with (True) or without reviews
     costs: Callable[[BuildOptions], dict[str, float]]   # the progress stages it reports, relative seconds at 4,315
     compute: Callable[[Build], None]
-    write: Callable[[Build, Path], None]
-    has_work: Callable[[Build], bool]     # something to compute, beyond what the cache and the previous build hold
-    files: tuple[str, ...] = ()           # taken whole from the previous build where `key` gives the same
+    write: Callable[[Build, Path], None]  # its files into the build folder, its entry into b.entries[entry]
+    has_work: Callable[[Build], bool] = _always  # something to compute, beyond what the cache and previous build hold
+    # Taken whole from the previous build where `key` gives what it gave (`reusable`): its files linked, its
+    # entry carried over (`carry`), `adopt` run instead of `compute`.
+    files: tuple[str, ...] = ()
     key: Callable[[Build], list[str]] | None = None
+    rows: bool = True                     # its files are made row by row of the papers: their rows are in its key
+    adopt: Callable[[Build], None] = _nothing   # what taking it whole still sets (each paper's topic)
+    carry: Callable[[Build, object], object] = _same  # the previous build's entry as this build's
+    entry: str = ""                       # its manifest entry: a field of manifest.Manifest, else under its parts
+    kind: type | None = None              # the entry's type, where it is under the manifest's parts (its module's)
+    # what the engine holds of it (Engine.parts), of the index and the part's entry; None: the engine loads none
+    load: Callable[[ix.IndexData, object], object] | None = None
+    what: str = ""                        # its name in the engine's message that it cannot be read
     applies: Callable[[Build], bool] = _always   # whether the papers give it anything to do
+
+    def __post_init__(self):
+        object.__setattr__(self, "entry", self.entry or self.name)
+        object.__setattr__(self, "what", self.what or self.name)
 
     def wanted(self, b: Build) -> bool:
         return self.enabled(b.options, any(p.reviews for p in b.papers)) and self.applies(b)
@@ -612,32 +631,46 @@ class Part:
 # (about 5), the reviewers' summaries (four texts a paper, the longest).
 PARTS: tuple[Part, ...] = (
     Part("topics and map", lambda o, r: o.explore, lambda o: {"topics": 4.0, "map": 5.0}, _explore, _write_explore,
-         _explore_work),
+         _explore_work, explore.FILES, _explore_key, rows=False,
+         adopt=lambda b: explore.adopt(b.papers, b.previous), carry=lambda b, e: explore.carried(e),
+         entry="explore", load=lambda data, e: explore.load(data.path, e)),
+    # the reviews themselves are the words stage's (reviews.write, loaded with the papers): this is their search
     Part("review search", lambda o, r: o.review_search and r, lambda o: {"review search": 9.0}, _review_search,
-         _write_review_search, _review_search_work),
+         _write_review_search, files=(reviews.FIELDS, reviews.SEARCH_DIR + "/"), key=lambda b: [b.reviews_key()],
+         rows=False, carry=lambda b, e: reviews.carried(b.entries["reviews"], e), entry="reviews"),
     Part("sentences", lambda o, r: o.sentences, lambda o: {"sentences": 81.0}, _embed_sentences, _write_sentences,
          _sentences_work, (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
-         lambda b: [_sentences_key(b)]),
+         lambda b: [_sentences_key(b)], load=lambda data, e: evidence.Evidence.load(data.path)),
     Part("multilingual", lambda o, r: o.multilingual,
          lambda o: {"multilingual abstracts": 30.0, **({"multilingual sentences": 32.0} if o.sentences else {}),
                     "multilingual titles": 7.0},
          _embed_multilingual, _write_multilingual, _multilingual_work, (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS),
-         lambda b: [multilingual_fingerprint(), str(b.options.sentences)]),
+         lambda b: [multilingual_fingerprint(), str(b.options.sentences)],
+         load=lambda data, e: ml.load_space(data.path, e, len(data.papers)), what="multilingual space"),
     Part("summaries", lambda o, r: o.summaries and r, lambda o: {"summaries": 193.0}, _embed_summaries,
          _write_summaries, _summaries_work, (summaries.VECTORS, summaries.OFFSETS, summaries.SOURCES),
          lambda b: [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b)), summaries.SOURCES],
-         applies=lambda b: any(_summary_groups(b))),
+         applies=lambda b: any(_summary_groups(b)), what="reviewers' summaries",
+         load=lambda data, e: summaries.Summaries.load(data.path, e, len(data.papers), data.manifest.dimension)),
 )
 PART = {p.name: p for p in PARTS}
 STAGES = tuple(PART)
 FIRST_WRITERS = {"words": _write_words, "abstracts": _write_abstracts}   # what each publish of the papers writes
 
 
+def _run_part(b: Build, part: Part) -> None:
+    """A later part: taken whole from the previous build where it is made of the same (`reusable`), else computed."""
+    if part.files and reusable(b, part.name):
+        part.adopt(b)
+    else:
+        part.compute(b)
+
+
 def _write_part(b: Build, build_dir: Path, part: Part) -> None:
-    """A part's files: the previous build's, linked, where they are made of the same (its manifest entry, under
-    the part's name, carried over), else written."""
+    """A part's files: the previous build's, linked, where they are made of the same (its manifest entry carried
+    over), else written."""
     if part.files and _link_part(b, build_dir, part.name):
-        b.entries[part.name] = getattr(b.reuse[part.name][1], part.name)
+        b.entries[part.entry] = part.carry(b, b.reuse[part.name][1].entry(part.entry, part.kind))
     else:
         part.write(b, build_dir)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import explore, fusion, history, lexical, reviews, summaries
+from . import build, fusion, history, lexical, reviews, summaries
 from . import notices as say
 from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
@@ -20,8 +20,8 @@ from .embed import as_encoder, load_model
 from .evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
 from .papermap import MAP
-from .manifest import Manifest
-from .multilingual import NON_LATIN, detect_language, load_space
+from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
+from .multilingual import NON_LATIN, detect_language
 from .query_cache import MAX_QUERY_CHARS, QueryCache
 from .query_encoder import load_encoder
 from .fusion import rrf_ranked
@@ -223,16 +223,16 @@ class Engine:
         self.papers = data.papers
         self.max_tokens = encoder.max_seq_length
         self.fusion, self.weights = fusion, weights
-        self.catalog = _catalog(data)
-        evidence = Evidence.load(data.path) if m.sentences else None
-        multilingual = load_space(data.path, m.multilingual, len(self.papers))
+        self.parts = _parts(data)   # each later part as it loads (build.Part.load), by name; None where absent
+        self.catalog = _catalog(data, self.parts["topics and map"])
+        multilingual = self.parts["multilingual"]
         try:
             self.reviews = reviews.load(data.path, m.reviews, len(self.papers))
         except (OSError, ValueError) as e:
             raise IndexLoadError(f"{data.path}: its reviews cannot be read ({e}); {REBUILD}") from None
         self.rankers = Rankers(data.vectors, m.index.exact,
-                               lexical.Lexical(data.path, len(self.papers)), evidence, multilingual,
-                               self.catalog.derived, _summaries(data), data.unembedded)
+                               lexical.Lexical(data.path, len(self.papers)), self.parts["sentences"], multilingual,
+                               self.catalog.derived, self.parts["summaries"], data.unembedded)
         self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
         self._fates: dict = {}
         self._changes: dict = {}
@@ -636,21 +636,28 @@ class Engine:
         return shared_keywords(self.papers[a], self.papers[b]), pair
 
 
-def _summaries(data: IndexData) -> summaries.Summaries | None:
-    m = data.manifest
-    if not m.summaries:
-        return None
-    try:
-        return summaries.Summaries.load(data.path, m.summaries, len(data.papers), m.dimension)
-    except (OSError, ValueError) as e:
-        raise IndexLoadError(f"{data.path}: its reviewers' summaries cannot be read ({e}); {REBUILD}") from None
+def _parts(data: IndexData) -> dict[str, object]:
+    """The later parts of the index the engine holds, each loaded as its declaration says (build.PARTS), by
+    name: None where the index has none; IndexLoadError names one that cannot be read."""
+    loaded = {}
+    for part in build.PARTS:
+        if part.load is None:
+            continue
+        try:
+            entry = data.manifest.entry(part.entry, part.kind)
+            loaded[part.name] = part.load(data, entry) if entry else None
+        except ManifestError as e:
+            raise IndexLoadError(f"{data.path / MANIFEST} is not a format-{FORMAT} manifest ({e}); {REBUILD}") from None
+        except (OSError, ValueError) as e:
+            raise IndexLoadError(f"{data.path}: its {part.what} cannot be read ({e}); {REBUILD}") from None
+    return loaded
 
 
-def _catalog(data: IndexData) -> Catalog:
-    """The papers with their topics and map points, when the build made them."""
+def _catalog(data: IndexData, explored: tuple | None) -> Catalog:
+    """The papers with their topics and map points (explore.load), when the build made them."""
     try:
         fetches = data.manifest.history.fetches if data.manifest.history else 0
-        return Catalog(data.papers, *explore.load(data.path, data.manifest.explore), fetches=fetches)
+        return Catalog(data.papers, *(explored or ([], [])), fetches=fetches)
     except KeyError:
         raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}") from None
 

@@ -1,10 +1,10 @@
-"""The topics and the map as a part of the index folder: computed at build time (topics.py, papermap.py),
-reused from the previous build when nothing they depend on changed, written, and loaded for the page."""
+"""The topics and the map as a part of the index folder: computed at build time (topics.py, papermap.py), or a
+few new papers placed onto the previous build's, written, and loaded for the page. When nothing they depend on
+changed (`key`), the build takes the previous build's files whole (build.Part) and `adopt` gives each paper its topic."""
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,11 +27,10 @@ NEIGHBOURS = 10
 
 @dataclass
 class Explore:
-    """The part as the build holds it before writing: topics, and map points unless reused."""
+    """The part as the build holds it before writing: topics and map points."""
     entry: ExploreEntry
     topics: list[tp.Topic]
-    xy: np.ndarray | None          # None when the files are copied from `reused_from`
-    reused_from: Path | None = None
+    xy: np.ndarray
 
 
 def key(papers: list[Paper], corpus_fingerprint: str, vectors_key: str) -> str:
@@ -39,19 +38,6 @@ def key(papers: list[Paper], corpus_fingerprint: str, vectors_key: str) -> str:
     keywords = sorted(f"{p.id}\t{'; '.join(p.keywords)}" for p in papers if p.keywords)
     text = "\n".join([corpus_fingerprint, vectors_key, tp.METHOD, papermap.METHOD, *keywords])
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def reusable(previous: Path | None, wanted: str) -> Path | None:
-    """`previous` (a published build folder) when its topics and map can be reused as they are."""
-    if previous is None:
-        return None
-    try:
-        manifest = ix.read_manifest(previous)
-        ix.verify_files(previous, {n: m for n, m in manifest.files.items() if n in FILES})
-    except (ix.IndexLoadError, OSError):
-        return None
-    ok = manifest.explore is not None and manifest.explore.key == wanted
-    return previous if ok and all((previous / name).is_file() for name in FILES) else None
 
 
 @dataclass
@@ -116,18 +102,13 @@ def place(papers: list[Paper], vectors: np.ndarray, found: Changes) -> tuple[lis
     return topics, xy
 
 
-def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Path | None,
+def compute(papers: list[Paper], vectors: np.ndarray, wanted: str,
             announce: Callable[[str], None] = lambda stage: None, vectors_key: str = "",
             found: Changes | None = None) -> Explore:
-    """Topics and map of the papers: reused from the `previous` build folder when its key matches, the new
-    and edited papers placed onto it when they are few (`found`: what `changes` gave), else computed; sets
-    each paper's topic."""
-    reused_from = reusable(previous, wanted)
-    xy = None
+    """Topics and map of the papers: the new and edited papers placed onto the previous build's when they are
+    few (`found`: what `changes` gave), else computed; sets each paper's topic."""
     placed = 0
-    if reused_from is not None:
-        topics = tp.read_topics(reused_from / tp.TOPICS)
-    elif found is not None:
+    if found is not None:
         announce("placing new papers on the map")
         topics, xy = place(papers, vectors, found)
         placed = found.placed
@@ -136,26 +117,30 @@ def compute(papers: list[Paper], vectors: np.ndarray, wanted: str, previous: Pat
         topics = tp.compute_topics(papers, vectors)
         announce("map")
         xy = papermap.coordinates(vectors)
+    _assign(papers, topics)
+    entry = ExploreEntry(wanted, len(topics), tp.METHOD, papermap.METHOD, False, vectors_key, placed)
+    return Explore(entry, topics, xy)
+
+
+def adopt(papers: list[Paper], previous: Path) -> None:
+    """The previous build's topics and map taken whole (the same key): each paper's topic, from its topics."""
+    _assign(papers, tp.read_topics(previous / tp.TOPICS))
+
+
+def carried(entry: ExploreEntry) -> ExploreEntry:
+    """The previous build's entry, as the entry of a build that took its topics and map whole."""
+    return replace(entry, reused=True)
+
+
+def _assign(papers: list[Paper], topics: list[tp.Topic]) -> None:
     topic_of = tp.assignments(topics)
     for p in papers:
         p.topic = topic_of.get(p.id)
-    entry = ExploreEntry(wanted, len(topics), tp.METHOD, papermap.METHOD, reused_from is not None, vectors_key,
-                         placed if reused_from is None else _placed(reused_from))
-    return Explore(entry, topics, xy, reused_from)
-
-
-def _placed(build: Path) -> int:
-    entry = ix.read_manifest(build).explore
-    return entry.placed if entry else 0
 
 
 def write(build_dir: Path, part: Explore, papers: list[Paper]) -> ExploreEntry:
-    if part.reused_from is not None:
-        for name in FILES:
-            shutil.copyfile(part.reused_from / name, build_dir / name)
-    else:
-        tp.write_topics(build_dir / tp.TOPICS, part.topics)
-        papermap.write_map(build_dir / papermap.MAP, [p.id for p in papers], part.xy, tp.assignments(part.topics))
+    tp.write_topics(build_dir / tp.TOPICS, part.topics)
+    papermap.write_map(build_dir / papermap.MAP, [p.id for p in papers], part.xy, tp.assignments(part.topics))
     return part.entry
 
 

@@ -3,12 +3,14 @@ one module that writes and loads that part; docs/architecture.md ("The index fol
 its files and its owner.
 
 The JSON keeps these names; reading it checks each entry's type, so a damaged manifest is refused with
-the name of what is wrong instead of failing deep inside the engine.
+the name of what is wrong instead of failing deep inside the engine. A part declared with an entry type of its
+own (build.Part's `kind`, defined in its module) has its entry under `parts` instead of a field here, typed when
+it is asked for (`Manifest.entry`).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 FORMAT = 1
@@ -91,7 +93,7 @@ class Manifest:
     corpus_fingerprint: str   # index.corpus_fingerprint: ids and model texts, in any order
     index: VectorsEntry
     lexical: str              # what BM25 was built over, in words
-    sentences: int            # sentence vectors for "why this result" (0: built without)
+    sentences: int = 0        # sentence vectors for "why this result" (0: built without)
     explore: ExploreEntry | None = None
     query_encoder: EncoderEntry | None = None
     multilingual: MultilingualEntry | None = None
@@ -101,6 +103,7 @@ class Manifest:
     # published before the abstracts' vectors, holds a zero vector for each and finds them by words only
     unembedded: int = 0
     history: HistoryEntry | None = None
+    parts: dict = field(default_factory=dict)  # part -> its entry, for a part whose entry type is its module's
     embedding: dict = field(default_factory=dict)  # backend, CPU, batch size, seconds (for reading, not loading)
     inputs: list[str] = field(default_factory=list)
     inputs_digest: str = ""   # build.inputs_digest: the input files' bytes
@@ -115,6 +118,16 @@ class Manifest:
     files: dict = field(default_factory=dict)  # name -> {"bytes", "sha256"}, filled by index.write_manifest
     metric: str = METRIC
     format: int = FORMAT
+
+    def entry(self, name: str, kind: type | None = None):
+        """A part's entry by its name: a field of the manifest, or one of `parts`, of type `kind` (a dataclass,
+        int, str or dict; ManifestError names one that is not), None where the index has none."""
+        if name in NAMED:
+            return getattr(self, name)
+        value = self.parts.get(name)
+        if value is None or kind is None or isinstance(value, kind):
+            return value
+        return _optional(kind, self.parts, name) if is_dataclass(kind) else _entry(self.parts, name, kind)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -148,6 +161,7 @@ class Manifest:
             summaries=_entry(d, "summaries", int) if "summaries" in d else 0,
             unembedded=_entry(d, "unembedded", int) if "unembedded" in d else 0,
             history=_optional(HistoryEntry, d, "history"),
+            parts=_entry(d, "parts", dict) if "parts" in d else {},
             embedding=d.get("embedding") or {}, inputs=d.get("inputs") or [],
             inputs_digest=d.get("inputs_digest") or "", skipped_lines=d.get("skipped_lines") or 0,
             built_at=d.get("built_at") or "", library_versions=d.get("library_versions") or {},
@@ -156,6 +170,9 @@ class Manifest:
             published=d.get("published") if isinstance(d.get("published"), dict) else {},
             part_keys=d.get("part_keys") if isinstance(d.get("part_keys"), dict) else {},
             files=_entry(d, "files", dict), metric=d.get("metric") or METRIC)
+
+
+NAMED = frozenset(f.name for f in fields(Manifest))
 
 
 def vectors_entry(meta: dict) -> VectorsEntry:

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .corpus import Paper
-from .index import IndexLoadError, read_manifest, verify_files
 from .lexical import FILLER, query_terms, tokenize
 from .manifest import ReviewsEntry
 
@@ -86,17 +83,14 @@ def search_key(papers: list[Paper]) -> str:
 
 @dataclass
 class SearchPart:
-    """The search within reviews as the build holds it: built here, or files to reuse from an earlier build."""
+    """The search within reviews as the build holds it before writing."""
     fields: np.ndarray                 # (row, review, field) of each document
-    retriever: object = None           # bm25s.BM25, None when reused
-    reused_from: Path | None = None
+    retriever: object = None           # bm25s.BM25, None without a text to index
 
 
-def build_search(papers: list[Paper], key: str, previous: Path | None) -> SearchPart:
-    """BM25 over every review's text fields, one document per field; reused from `previous` (a build folder)
-    when that was built from the same reviews."""
-    if previous is not None and same_search(previous, key):
-        return SearchPart(np.load(previous / FIELDS), reused_from=previous)
+def build_search(papers: list[Paper]) -> SearchPart:
+    """BM25 over every review's text fields, one document per field. A build whose reviews' texts are the
+    previous build's (`search_key`) takes that build's files whole instead (build.Part, `carried`)."""
     fields: list[tuple[int, int, int]] = []
     docs: list[list[str]] = []
     for row, p in enumerate(papers):
@@ -113,30 +107,19 @@ def build_search(papers: list[Paper], key: str, previous: Path | None) -> Search
     return SearchPart(np.asarray(fields, dtype=np.int32), retriever)
 
 
-def same_search(previous: Path, key: str) -> bool:
-    try:
-        manifest = read_manifest(previous)
-        entry = manifest.reviews
-        if not (entry and entry.searchable and entry.key == key):
-            return False
-        verify_files(previous, {n: m for n, m in manifest.files.items()
-                                if n == FIELDS or n.startswith(SEARCH_DIR + "/")})
-        return True
-    except (IndexLoadError, OSError):
-        return False
-
-
 def write_search(build_dir: Path, part: SearchPart, entry: ReviewsEntry) -> ReviewsEntry:
     """The search's files into a build; the reviews' entry, now searchable."""
-    if part.reused_from is not None:
-        shutil.copytree(part.reused_from / SEARCH_DIR, build_dir / SEARCH_DIR, copy_function=os.link)
-        os.link(part.reused_from / FIELDS, build_dir / FIELDS)
-    elif part.retriever is not None:
-        part.retriever.save(str(build_dir / SEARCH_DIR), show_progress=False)
-        np.save(build_dir / FIELDS, part.fields)
-    else:
+    if part.retriever is None:
         return entry
+    part.retriever.save(str(build_dir / SEARCH_DIR), show_progress=False)
+    np.save(build_dir / FIELDS, part.fields)
     return replace(entry, searchable=True, fields=len(part.fields))
+
+
+def carried(entry: ReviewsEntry, previous: ReviewsEntry) -> ReviewsEntry:
+    """The reviews' entry (`entry`, this build's) with the search the previous build's entry describes, its
+    files taken whole."""
+    return replace(entry, searchable=True, fields=previous.fields)
 
 
 @dataclass

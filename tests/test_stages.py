@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 
 import pytest
 
@@ -248,3 +249,54 @@ def test_make_app_starts_the_build_before_any_visit_to_the_page(tmp_path, monkey
     monkeypatch.setenv("SEARCH_DATA", str(tmp_path / "missing.jsonl"))  # said, and the server starts anyway
     assert background.main(["--planned", "--out", str(out)]) == 0
     assert "not building" in capsys.readouterr().out and len(started) == 1
+
+
+@dataclass(frozen=True)
+class LengthsEntry:
+    papers: int
+
+
+def test_a_part_declared_once_is_built_taken_whole_on_a_rebuild_and_loaded_by_the_engine(tmp_path, monkeypatch):
+    """A new part of the index is one build.Part and its module (here, this test): its entry, of its own type,
+    under the manifest's parts; its files linked and its entry carried over where its key is the previous
+    build's; the engine holding what its load gives."""
+    import shutil
+
+    import numpy as np
+
+    from search import build
+    from search.index import IndexLoadError
+
+    computed = []
+
+    def compute(b):
+        computed.append(np.array([len(p.text) for p in b.papers]))
+
+    def write(b, build_dir):
+        np.save(build_dir / "lengths.npy", computed[-1])
+        b.entries["lengths"] = LengthsEntry(len(computed[-1]))
+
+    part = build.Part("lengths", lambda o, r: True, lambda o: {"lengths": 1.0}, compute, write, files=("lengths.npy",),
+                      key=lambda b: ["characters"], kind=LengthsEntry,
+                      load=lambda data, entry: np.load(data.path / "lengths.npy"))
+    monkeypatch.setattr(build, "PARTS", (*build.PARTS, part))
+    monkeypatch.setattr(build, "PART", {**build.PART, "lengths": part})
+    model, out, cache = FakeModel(), tmp_path / "index", tmp_path / "cache"
+    first = build_index([SEEDS], out, model=model, cache_dir=cache, sentences=False)
+    manifest = read_manifest(first.path)
+    assert manifest.entry("lengths", LengthsEntry) == LengthsEntry(66) and "lengths.npy" in manifest.files
+    assert list(first.published)[-1] == "lengths" and manifest.part_keys["lengths"]
+    again = build_index([SEEDS], out, model=model, cache_dir=cache, sentences=False)
+    assert len(computed) == 1 and "lengths" in again.reused and again.explore_reused
+    assert os.path.samefile(first.path / "lengths.npy", again.path / "lengths.npy")
+    assert read_manifest(again.path).entry("lengths", LengthsEntry) == LengthsEntry(66)
+    engine = Engine(load_index(out), model)
+    assert list(engine.parts["lengths"]) == [len(p.text) for p in engine.papers]
+
+    copy = tmp_path / "damaged"  # an entry of the wrong shape is refused with its name
+    shutil.copytree(again.path, copy)
+    raw = json.loads((copy / "manifest.json").read_text())
+    raw["parts"]["lengths"] = {"rows": 66}
+    (copy / "manifest.json").write_text(json.dumps(raw))
+    with pytest.raises(IndexLoadError, match="'lengths' lacks papers"):
+        Engine(load_index(copy), model)
