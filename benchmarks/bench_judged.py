@@ -114,7 +114,7 @@ def fields(engine, shown, weight: float = 0.5) -> Callable[[str], list[str]]:
     """BM25 over each paper's title, TL;DR and keywords added to the abstract's BM25 at `weight`, in the hybrid."""
     import bm25s
 
-    from search import lexical
+    from search.parts import lexical
 
     retriever = bm25s.BM25()
     retriever.index([lexical.tokenize(" ".join([p.title, p.tldr, *p.keywords])) or ["\x00"]

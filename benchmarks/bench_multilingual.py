@@ -56,7 +56,7 @@ def main() -> None:
     ml = engine.multilingual
     m = engine.manifest
     # the build's added cost, measured afresh (the index itself may have come from the cache)
-    from search.evidence import flat_texts
+    from search.parts.evidence import flat_texts
 
     texts = [p.text for p in engine.papers]
     t = time.perf_counter()

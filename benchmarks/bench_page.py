@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import (cold_start, first_titles, keyword_queries as queries, machine, pct, submit, warm,
+from report import (cold_start, first_titles, keyword_queries as queries, machine, pct, submit, today, warm,
                                warm_page, write_report)
 
 
@@ -115,7 +115,7 @@ def main() -> None:
     def ms(values):
         return f"{statistics.median(values) * 1e3:.0f} ms (p90 {pct(values, 90) * 1e3:.0f})"
 
-    lines = [f"Machine: {machine()}",
+    lines = [f"Machine: {machine()} · {today()}",
              f"Command: python benchmarks/bench_page.py {' '.join(sys.argv[1:])}", "",
              "| measure | value |", "|---|---|",
              f"| cold start: `streamlit run` to first results drawn (median of {len(colds)}) | "

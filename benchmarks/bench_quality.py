@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality.md")
     args = ap.parse_args()
 
-    from search.embed import DEFAULT_MODEL, load_model
+    from search.encoding.embed import DEFAULT_MODEL, load_model
     from search.engine import Engine
     from search.evaluate import prepare
     from search.index import load_index

@@ -6,7 +6,7 @@
 
 FILE is what `python -m search fetch` wrote for the venue (benchmarks/bench_fetch.py serves the shared
 crawl): each paper of the development corpora carries its reviews, as in an index of a fetch, so the
-hybrid ranking is re-scored by the reviewers' summaries (search/summaries.py) as the product's is; step 2
+hybrid ranking is re-scored by the reviewers' summaries (search/parts/summaries.py) as the product's is; step 2
 also gives the hybrid without them. Without --records the corpora have no reviews.
 
 1. On every development set (queries people type: names, keywords, questions, paraphrases, titles,
@@ -35,7 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import ENGLISH, OTHER, arguments, collect, engine_maker, main_metric, mean_metric, sets, write_report
+from report import ENGLISH, OTHER, arguments, collect, engine_maker, main_metric, mean_metric, sets, today, write_report
 from search.fusion import KINDS
 
 PREVIOUS = dict(name=0.3, topic=0.3, title=0.3, question=0.3, description=0.3, sentence=0.0, multilingual=0.7,
@@ -135,7 +135,7 @@ def main() -> None:
     ap.add_argument("--names-only", action="store_true", help="step 4 alone, on --conference, into --out")
     args = ap.parse_args()
 
-    from search.embed import load_model
+    from search.encoding.embed import load_model
     from search.evaluate import METRICS, evaluate, load_queries, read_qrels
     from search.index import load_index
     from search.fusion import DEFAULT_WEIGHTS, Weights
@@ -152,7 +152,8 @@ def main() -> None:
 
     lines = ["Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && "
              "python benchmarks/make_devsets.py --seed 1 --out .testsets && python benchmarks/bench_ranking.py"
-             + (" --records FILE (a fetch of the shared crawl: the papers' reviews)" if args.records else ""), ""]
+             + (" --records FILE (a fetch of the shared crawl: the papers' reviews)" if args.records else "")
+             + f" · {today()}", ""]
     collected = {n: collect(engine_for(d, DEFAULT_WEIGHTS), load_queries(d), read_qrels(d, "test"))
                  for n, d in sets(args.devsets).items()}
     chosen, grid_lines = tune(collected, DEFAULT_WEIGHTS)
@@ -162,7 +163,7 @@ def main() -> None:
               "| setting | α per kind of query | objective |", "|---|---|---|", *grid_lines, "",
               f"Best: `{chosen}`", f"Shipped: `{DEFAULT_WEIGHTS}`", "",
               "The grid weighs the blend alone: the reviewers' summaries re-score its 100 best after it, with "
-              "their weight chosen on these sets by benchmarks/experiments/bench_views.py (search/summaries.py).", ""]
+              "their weight chosen on these sets by benchmarks/experiments/bench_views.py (search/parts/summaries.py).", ""]
     if args.tune_only:
         return
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from report import SHARED, keyword_queries as queries, machine, pct, write_report
+from report import SHARED, keyword_queries as queries, machine, pct, today, write_report
 
 SAMPLE = 512   # abstracts for model.encode's rate
 
@@ -84,7 +84,7 @@ def synthetic_vectors(real, n_of, source_rows, seed: int = 0):
 def phase_build(n: int, work: Path) -> dict:
     from search.build import build_index
     from search.corpus import load_corpus
-    from search.embed import EmbeddingCache, load_model, model_fingerprint, vectors_fingerprint
+    from search.encoding.embed import EmbeddingCache, load_model, model_fingerprint, vectors_fingerprint
     from search.index import load_index
     from search.text import text_hash
 
@@ -140,7 +140,7 @@ def phase_query(n: int, work: Path, n_queries: int) -> dict:
     engine = open_engine(work / f"index-{n}")
     load_s = time.perf_counter() - t
     after = rss_mb()
-    from search.embed import load_model
+    from search.encoding.embed import load_model
 
     model = load_model()  # the floor for a query's encode; loaded after RSS was read
     flat = engine.data.vectors.reconstruct_n(0, engine.data.vectors.ntotal) if engine.rankers.exact else \
@@ -287,7 +287,7 @@ def main() -> None:
         shutil.rmtree(args.work / f"cache-{n}", ignore_errors=True)
     import faiss
 
-    lines = [f"Machine: {machine()}; faiss {faiss.__version__}",
+    lines = [f"Machine: {machine()}; faiss {faiss.__version__} · {today()}",
              f"Command: python benchmarks/bench_scale.py {' '.join(sys.argv[1:])}".rstrip(), ""]
     if args.reuse:
         lines += [f"Sizes {', '.join(f'{n:,}' for n in args.reuse)}: results of an earlier run of this script "

@@ -20,7 +20,7 @@ import json
 import statistics
 from pathlib import Path
 
-from report import engine_maker, SHARED, machine, write_report
+from report import engine_maker, SHARED, machine, today, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOORS = [0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
@@ -70,13 +70,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "sorted.md")
     args = ap.parse_args()
 
-    from search.embed import load_model
+    from search.encoding.embed import load_model
     from search.engine import COSINE_FLOOR, MATCH_FLOOR, MODES
     from search.evaluate import load_queries, metrics, read_qrels
     from search.fusion import DEFAULT_WEIGHTS
 
     engine_for = engine_maker(load_model(), args.cache)
-    lines = [f"Machine: {machine()}",
+    lines = [f"Machine: {machine()} · {today()}",
              "Command: python benchmarks/make_devsets.py --seed 0 --out .devsets && python benchmarks/make_devsets.py "
              "--seed 1 --out .testsets && python benchmarks/bench_sorted.py", "",
              "## 1. The relevance floor of a sorted list", "",

@@ -49,6 +49,11 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
+def today() -> str:
+    """The date a record is written, ending its header line (benchmarks/figures.py reads it as " · DATE")."""
+    return time.strftime("%Y-%m-%d")
+
+
 def machine() -> str:
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"{os.cpu_count()} cores, {mem:.0f} GiB RAM, {platform.processor() or platform.machine()}, Python {platform.python_version()}"
@@ -193,7 +198,7 @@ def engine_maker(model, cache: Path, records: Path | None = None):
     Every set but titles shares title + abstract of the same papers (with the multilingual space);
     titles has an index of abstracts alone. With `records` (a fetched venue) each paper carries its
     reviews, as in an index of a fetch: the reviewers' summaries then re-score the hybrid ranking."""
-    from search.embed import DEFAULT_MODEL
+    from search.encoding.embed import DEFAULT_MODEL
     from search.engine import Engine
     from search.evaluate import prepare
     from search.index import load_index
@@ -215,7 +220,7 @@ def engine_maker(model, cache: Path, records: Path | None = None):
 def collect(engine, queries: dict[str, str], qrels: dict) -> list[tuple]:
     """(candidates, kind, relevant ids) per judged query, under the shipped weights' dense pool."""
     from search.engine import POOL, top_rows
-    from search.multilingual import detect_language
+    from search.encoding.multilingual import detect_language
     from search.fusion import query_kind
 
     out = []

@@ -197,7 +197,7 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
     0 when all is published; on failure the status file says why and the published index stays."""
     from .build import BuildOptions, build_index, stage_costs
     from .corpus import carries_reviews
-    from .embed import load_model
+    from .encoding.embed import load_model
     from .openreview.fetch import fetch_venue
 
     with job_lock(out) as held:

@@ -19,18 +19,18 @@ from pathlib import Path
 
 import numpy as np
 
-from . import evidence, explore, history, lexical, reviews, summaries
+from .parts import evidence, explore, history, lexical, reviews, summaries
 from . import index as ix
-from . import packed
-from . import query_encoder as qe
+from .encoding import packed
+from .encoding import query_encoder as qe
 from .corpus import Paper, input_files, load_corpus
-from .embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
+from .encoding.embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
                     cpu_description, encode_cached, from_cache, known_model_facts, load_model, model_dimension,
                     model_fingerprint, remember_model_facts, start_pool, vectors_fingerprint)
 from .manifest import NAMED, Manifest, ManifestError, ModelEntry, vectors_entry
-from . import multilingual as ml
-from .multilingual import MultilingualEncoder, write_space
-from .multilingual import fingerprint as multilingual_fingerprint
+from .encoding import multilingual as ml
+from .encoding.multilingual import MultilingualEncoder, write_space
+from .encoding.multilingual import fingerprint as multilingual_fingerprint
 from .progress import Progress
 from .text import text_hash
 
@@ -132,7 +132,7 @@ class Build:
     multilingual: tuple | None = None   # abstracts, sentences, titles, fingerprint
     explore: explore.Explore | None = None
     review_search: reviews.SearchPart | None = None
-    review_key: str | None = None       # reviews.search_key of the papers, hashed once a build
+    review_key: str | None = None       # parts.reviews.search_key of the papers, hashed once a build
     history: history.History | None = None  # the previous build's with this fetch's states added
     place_onto: explore.Changes | None = None   # the previous topics and map to place a few new papers onto
     rows_key: str = ""                  # the papers' ids and texts in index order (what each part's rows are)
@@ -466,7 +466,7 @@ def _write_multilingual(b: Build, build_dir: Path) -> None:
 # from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links, in its git
 # history). The abstracts' files are these; each later part declares its own (Part.files, Part.key): topics and
 # map and the search within reviews too, whose keys are not the papers' rows (Part.rows) but what they are
-# computed from (explore.key, reviews.search_key).
+# computed from (parts.explore.key, parts.reviews.search_key).
 ABSTRACT_FILES = (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER)
 
 
@@ -634,7 +634,7 @@ PARTS: tuple[Part, ...] = (
          _explore_work, explore.FILES, _explore_key, rows=False,
          adopt=lambda b: explore.adopt(b.papers, b.previous), carry=lambda b, e: explore.carried(e),
          entry="explore", load=lambda data, e: explore.load(data.path, e)),
-    # the reviews themselves are the words stage's (reviews.write, loaded with the papers): this is their search
+    # the reviews themselves are the words stage's (parts.reviews.write, loaded with the papers): this is their search
     Part("review search", lambda o, r: o.review_search and r, lambda o: {"review search": 9.0}, _review_search,
          _write_review_search, files=(reviews.FIELDS, reviews.SEARCH_DIR + "/"), key=lambda b: [b.reviews_key()],
          rows=False, carry=lambda b, e: reviews.carried(b.entries["reviews"], e), entry="reviews"),

@@ -7,7 +7,7 @@ import numpy as np
 
 from .corpus import Paper
 from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort
-from .history import move
+from .parts.history import move
 from .text import strip_control
 from .topics import Topic
 

@@ -17,7 +17,7 @@ from .openreview.fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_p
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .render.export import FORMATS, export
 from .filters import FILTERS, Filters
-from .history import move, moved
+from .parts.history import move, moved
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .fusion import DEFAULT_WEIGHTS, KINDS, Weights
 
@@ -247,7 +247,7 @@ def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_reviews(engine: Engine, args: argparse.Namespace) -> int:
-    from .reviews import scores_of, texts_of
+    from .parts.reviews import scores_of, texts_of
 
     record = engine.review_record(args.id)
     if args.json:
@@ -313,7 +313,7 @@ def _moves_table(title: str, items: list[dict], line, n: int) -> list[str]:
 
 def cmd_changes(engine: Engine, args: argparse.Namespace) -> int:
     """What changed since the previous fetch: new submissions, new reviews, rating moves, decisions."""
-    from .history import HistoryError
+    from .parts.history import HistoryError
 
     if not engine.manifest.history:
         print("This index has no fetch history: it was built from no fetched venue (seed lists only), or "
@@ -509,7 +509,7 @@ def fixed_alpha(alpha: float | None) -> Weights:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .embed import DEFAULT_MODEL, load_model
+    from .encoding.embed import DEFAULT_MODEL, load_model
     from .evaluate import load_queries, prepare, ranx_evaluate, read_qrels, table
     from .evaluate import evaluate as run
 

@@ -23,7 +23,7 @@ class CorpusError(Exception):
     """Bad input; the message is one line that names the file (and line)."""
 
 
-# the parts of a paper papers.jsonl leaves out (search/reviews.py writes them)
+# the parts of a paper papers.jsonl leaves out (search/parts/reviews.py writes them)
 RECORD_ONLY = ("reviews", "meta_review", "decision_text")
 # review fields that are not sub-scores
 NOT_SUB_SCORES = {"rating", "confidence"}
@@ -53,7 +53,7 @@ class Paper:
     tldr: str = ""
     code: str = ""           # a code link the abstract or TL;DR gives
     topic: int | None = None  # set at build time (search/topics.py)
-    # where the paper stood at the previous fetch, set at build time (search/history.py): its mean rating (with
+    # where the paper stood at the previous fetch, set at build time (search/parts/history.py): its mean rating (with
     # one fetch, as its reviews were first posted) and decision; the reviews added since; new: first in this fetch
     rating_from: float | None = None
     decision_from: str = ""
@@ -63,7 +63,7 @@ class Paper:
     ratings: list[float] = field(default_factory=list)
     sub_scores: dict[str, float] = field(default_factory=dict)
     # the record itself, which papers.jsonl leaves out: the index keeps it in its `reviews` part
-    # (search/reviews.py) and reads one paper's on demand, so a cold start never loads 10x the abstracts' text
+    # (search/parts/reviews.py) and reads one paper's on demand, so a cold start never loads 10x the abstracts' text
     reviews: list[dict] = field(default_factory=list, repr=False)
     meta_review: dict = field(default_factory=dict, repr=False)
     decision_text: str = field(default="", repr=False)

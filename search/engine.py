@@ -9,21 +9,22 @@ from pathlib import Path
 
 import numpy as np
 
-from . import build, fusion, history, lexical, reviews, summaries
+from . import build, fusion
+from .parts import history, lexical, reviews, summaries
 from . import notices as say
 from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
 from .fared import Fared, tally
 from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
 from .corpus import Paper
-from .embed import as_encoder, load_model
-from .evidence import Evidence, shared_keywords
+from .encoding.embed import as_encoder, load_model
+from .parts.evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index
 from .papermap import MAP
 from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
-from .multilingual import NON_LATIN, detect_language
+from .encoding.multilingual import NON_LATIN, detect_language
 from .query_cache import MAX_QUERY_CHARS, QueryCache
-from .query_encoder import load_encoder
+from .encoding.query_encoder import load_encoder
 from .fusion import rrf_ranked
 from .rankers import POOL, Rankers, top_rows, unit
 
@@ -654,7 +655,7 @@ def _parts(data: IndexData) -> dict[str, object]:
 
 
 def _catalog(data: IndexData, explored: tuple | None) -> Catalog:
-    """The papers with their topics and map points (explore.load), when the build made them."""
+    """The papers with their topics and map points (parts.explore.load), when the build made them."""
     try:
         fetches = data.manifest.history.fetches if data.manifest.history else 0
         return Catalog(data.papers, *(explored or ([], [])), fetches=fetches)

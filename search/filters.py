@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .corpus import Paper
-from .history import EPSILON, move
+from .parts.history import EPSILON, move
 
 SUB_SCORE = re.compile(r"[a-z][a-z_]{0,39}")
 # what a decision filter may name: a group of decisions or one of them
@@ -133,7 +133,7 @@ SORT_LIST = (
          lambda p: (_spread(p), _rating(p))),
     Sort("reviews", "most reviewed", "most reviewed first",
          lambda p: (-(p.n_ratings or len(p.ratings) or 0), _rating(p))),
-    # the move since the previous fetch (history.mark; with one fetch, since the reviews were first posted)
+    # the move since the previous fetch (parts.history.mark; with one fetch, since the reviews were first posted)
     Sort("improved", "most improved rating", "most improved rating first", lambda p: (_improved(p), _rating(p))),
     Sort("dropped", "most dropped rating", "most dropped rating first", lambda p: (_dropped(p), _rating(p))),
 )

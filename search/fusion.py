@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lexical import FILLER
+from .parts.lexical import FILLER
 
 QUESTION_START = frozenset("how what why which who when where whether can could would should do does did "
                            "is are was were will".split())

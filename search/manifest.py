@@ -25,7 +25,7 @@ class ManifestError(ValueError):
 @dataclass(frozen=True)
 class ModelEntry:
     name: str
-    fingerprint: str     # sha256 of the weights (embed.model_fingerprint)
+    fingerprint: str     # sha256 of the weights (encoding.embed.model_fingerprint)
     max_seq_length: int
 
 
@@ -41,13 +41,13 @@ class VectorsEntry:
 
 @dataclass(frozen=True)
 class ExploreEntry:
-    key: str              # what the topics and map were computed from (explore.key)
+    key: str              # what the topics and map were computed from (parts.explore.key)
     topics: int
     topics_method: str
     map_method: str
     reused: bool          # copied from the previous build, the key being the same
     vectors_key: str = ""  # the vectors they were computed from (a new paper is placed only among its own kind)
-    placed: int = 0        # papers placed onto topics and a map computed without them (explore.PLACE_UP_TO)
+    placed: int = 0        # papers placed onto topics and a map computed without them (parts.explore.PLACE_UP_TO)
 
 
 @dataclass(frozen=True)
@@ -74,15 +74,15 @@ class ReviewsEntry:
     reviews: int
     searchable: bool      # review_bm25/ was built (search within reviews)
     fields: int = 0       # its documents: the reviews' text fields
-    key: str = ""         # reviews.search_key: what the search was (or will be) built from
+    key: str = ""         # parts.reviews.search_key: what the search was (or will be) built from
 
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    fetches: int          # fetches that changed something, the first included (history.FETCHES lists them)
+    fetches: int          # fetches that changed something, the first included (parts.history.FETCHES lists them)
     papers: int           # papers some fetch described
     latest: str           # when the latest was fetched
-    baseline: str         # what moves are measured from: the previous fetch's date, or history.FIRST_POSTED
+    baseline: str         # what moves are measured from: the previous fetch's date, or parts.history.FIRST_POSTED
 
 
 @dataclass

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .embed import Encoder
+from .encoding.embed import Encoder
 
 MAX_QUERY_CHARS = 20_000  # longer input is cut before tokenising; the model sees 256 tokens anyway
 

@@ -7,10 +7,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from . import fusion, lexical
-from .evidence import Evidence
-from .multilingual import MultilingualSpace
-from .summaries import Summaries
+from . import fusion
+from .parts import lexical
+from .parts.evidence import Evidence
+from .encoding.multilingual import MultilingualSpace
+from .parts.summaries import Summaries
 
 POOL = 100     # candidates each ranker contributes to the fusion
 SVM_C = 0.01   # arxiv-sanity's setting for "papers like my library"

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from .engine import Engine, Hit
 from .filters import Filters
-from .history import moved
+from .parts.history import moved
 
 # how deep a saved search looks for news: a page of results and more, above the relevance floor the engine
 # applies anyway (a new paper at rank 40 of a precise query is still a match worth telling)

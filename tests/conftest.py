@@ -24,7 +24,7 @@ SHARED_DATA = Path(os.environ.get("PAPERS_JSONL") or ROOT.parent / "shared" / "d
 
 @pytest.fixture(scope="session")
 def model():
-    from search.embed import load_model
+    from search.encoding.embed import load_model
 
     return load_model()
 
@@ -60,7 +60,7 @@ class FakeModel:
 
 @pytest.fixture(scope="session")
 def fingerprint(model):
-    from search.embed import model_fingerprint
+    from search.encoding.embed import model_fingerprint
 
     return model_fingerprint(model)
 

@@ -12,7 +12,7 @@ from conftest import ROOT, run_build, run_cli
 from search.build import build_index
 from search.corpus import CorpusError, load_corpus
 from search.index import load_index
-from search.multilingual import NON_LATIN, detect_language
+from search.encoding.multilingual import NON_LATIN, detect_language
 
 HERE = Path(__file__).parent / "bad_inputs"
 CASES = json.loads((HERE / "cases.json").read_text(encoding="utf-8"))

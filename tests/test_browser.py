@@ -311,7 +311,7 @@ def test_a_reviews_math_is_drawn_on_the_paper_page(venue_server, page, venue_eng
     import re
 
     from search.latex import MATH
-    from search.reviews import texts_of
+    from search.parts.reviews import texts_of
 
     greek = {"tau": "τ", "Delta": "Δ"}
 

@@ -2,7 +2,7 @@
 import pytest
 
 from search.engine import EXAMPLE_QUERIES, UnknownPaper, score_text
-from search.lexical import stem_of
+from search.parts.lexical import stem_of
 from search.filters import Filters
 
 # (query in our own words, words that must be in the abstract of the paper expected at rank 1)

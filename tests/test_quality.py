@@ -6,7 +6,7 @@ import pytest
 from conftest import run_cli
 from search.engine import MODES
 from search.evaluate import metrics
-from search.lexical import tokenize
+from search.parts.lexical import tokenize
 from search.filters import Filters
 
 

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from search.embed import TorchEncoder
+from search.encoding.embed import TorchEncoder
 from search.engine import EXAMPLE_QUERIES, open_engine
 from search.index import load_index
-from search.query_encoder import ONNX, OnnxEncoder, exportable, load_encoder
+from search.encoding.query_encoder import ONNX, OnnxEncoder, exportable, load_encoder
 
 LONG = "transformers for graphs " * 300   # far past the 256-token window
 
@@ -65,7 +65,7 @@ def test_build_without_encoder_falls_back(tmp_path, model, embedding_cache):
 
 
 def test_export_is_cached_per_model(tmp_path, model, fingerprint):
-    from search.query_encoder import exported
+    from search.encoding.query_encoder import exported
 
     first = exported(model, fingerprint, tmp_path, quantize=False)
     stamp = first.stat().st_mtime_ns
@@ -109,7 +109,7 @@ def test_two_builds_sharing_a_cache_can_export_at_once(tmp_path, model, monkeypa
 
     import torch
 
-    from search import query_encoder
+    from search.encoding import query_encoder
 
     both_written = threading.Barrier(2)
 

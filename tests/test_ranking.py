@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from search.engine import nothing_close, nothing_close_upload
-from search.lexical import query_terms
+from search.parts.lexical import query_terms
 from search.fusion import (DEFAULT_WEIGHTS, Candidates, Weights, best_sentence, blend, dense_multilingual,
                             query_kind, rank)
 

@@ -20,7 +20,7 @@ import pytest
 from browser import CHROMIUM, launch, streamlit_server
 from conftest import ROOT, SEEDS, cache_copy
 from search.build import build_index
-from search.embed import as_encoder
+from search.encoding.embed import as_encoder
 from search.engine import open_engine
 from search.index import load_index, versions_dir
 

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import SEEDS, FakeModel, cache_copy, run_cli
-from search import background, embed
+from search import background
+from search.encoding import embed
 from search.build import STAGES, build_index
 from search.engine import Engine
 from search.notices import notice
 from search.index import load_index, read_manifest, resolve
-from search.multilingual import NON_LATIN
+from search.encoding.multilingual import NON_LATIN
 from search.progress import still_coming
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import FakeModel, run_build, run_cli
-from search import summaries
+from search.parts import summaries
 from search.render.cards import hit_card
 from search.corpus import strip_control
 from search.build import build_index

@@ -7,7 +7,7 @@ import re
 import numpy as np
 from conftest import run_cli
 
-from search.lexical import _stopwords
+from search.parts.lexical import _stopwords
 from search.topics import BOILERPLATE, compute_topics, distinct_terms
 
 

@@ -20,12 +20,12 @@ def pairs(records: Path, cache_dir: Path, engine) -> tuple[np.ndarray, np.ndarra
     """(TL;DR vectors as the query encoder makes them, abstract vectors as the build made them) of every
     submission not accepted that has both."""
     from search.corpus import load_corpus
-    from search.embed import EmbeddingCache
+    from search.encoding.embed import EmbeddingCache
     from search.filters import decision_group
     from search.text import text_hash
 
     papers, _ = load_corpus([records])
-    from search.embed import vectors_fingerprint
+    from search.encoding.embed import vectors_fingerprint
 
     m = engine.manifest
     cache = EmbeddingCache(cache_dir, vectors_fingerprint(m.model.fingerprint, m.embedding["backend"]))

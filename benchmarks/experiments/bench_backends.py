@@ -53,9 +53,9 @@ def main() -> None:
     import faiss
     import numpy as np
 
-    from search.embed import load_model, resolve_model, DEFAULT_MODEL
+    from search.encoding.embed import load_model, resolve_model, DEFAULT_MODEL
     from search.index import load_index
-    from search.query_encoder import TOKENIZER, OnnxEncoder, export
+    from search.encoding.query_encoder import TOKENIZER, OnnxEncoder, export
 
     data = load_index(args.index)
     queries = dev_queries(args.devsets)

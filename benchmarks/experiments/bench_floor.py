@@ -9,7 +9,7 @@ token it is given, so this measures, in one run, on the seeds plus the conferenc
    "why this result" and the dense score's closest sentence need;
 2. the tokens/s of the build's backend (OpenVINO bf16, the fastest whose recall@10 against torch is
    >= 0.99: build.md) and of torch as the plain loop runs it, on random samples in the build's batches;
-   the sentences also packed several to a row, as the build embeds them (search/packed.py); and the
+   the sentences also packed several to a row, as the build embeds them (search/encoding/packed.py); and the
    multilingual encoder's texts/s (two worker processes, as the build runs it);
 3. from these, the least time each embedding stage takes, against the targets;
 4. the cheaper ways to get sentence vectors: how often each picks the same closest sentence of a
@@ -66,7 +66,7 @@ def span_vectors(model, text: str, sentences: list[str]) -> list[np.ndarray | No
 def same_sentence(model, ml, papers, groups, pairs) -> tuple[float, float, float]:
     """Share of pairs whose closest sentence is the same as with each sentence's own vector:
     pooled from the abstract's tokens, the multilingual space; and the share of sentences pooled ones lack."""
-    from search.evidence import flat_texts
+    from search.parts.evidence import flat_texts
 
     queries = list(dict.fromkeys(q for q, _ in pairs))
     q_model = dict(zip(queries, model.encode(queries, normalize_embeddings=True, show_progress_bar=False)))
@@ -90,11 +90,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "experiments" / "results" / "floor.md")
     args = ap.parse_args()
 
-    from search import evidence, packed
-    from search import query_encoder as qe
+    from search.parts import evidence
+    from search.encoding import packed
+    from search.encoding import query_encoder as qe
     from search.corpus import load_corpus
-    from search.embed import TorchEncoder, load_model, model_fingerprint
-    from search.multilingual import MultilingualEncoder
+    from search.encoding.embed import TorchEncoder, load_model, model_fingerprint
+    from search.encoding.multilingual import MultilingualEncoder
 
     papers, _ = load_corpus([ROOT / "seeds", args.data])
     abstracts = [p.text for p in papers]

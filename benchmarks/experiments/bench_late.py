@@ -122,7 +122,7 @@ def every_title(titles_set: Path) -> tuple[dict[str, str], dict[str, dict[str, i
 def main() -> None:
     args = arguments("late.md", ROOT / "benchmarks" / "experiments" / "results").parse_args()
 
-    from search.embed import load_model
+    from search.encoding.embed import load_model
 
     model = load_model()
     engine_for = engine_maker(model, args.cache)

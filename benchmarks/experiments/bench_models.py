@@ -90,7 +90,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "experiments" / "results" / "models.md")
     args = ap.parse_args()
 
-    from search.embed import DEFAULT_MODEL, load_model
+    from search.encoding.embed import DEFAULT_MODEL, load_model
     from search.engine import open_engine
     from search.evaluate import evaluate, load_queries, prepare, read_qrels
 

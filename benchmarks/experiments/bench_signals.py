@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # run as a script, sys.path holds this folder, not its parent benchmarks/ where report.py lives
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from report import ENGLISH, arguments, collect, engine_maker, main_metric, mean_metric, scaled, write_report
-from search import lexical
+from search.parts import lexical
 from search.evaluate import load_queries, read_qrels
 from search.fusion import DEFAULT_WEIGHTS, KINDS, blend
 
@@ -86,14 +86,14 @@ def ml_abstracts(engine, ml, cache: Path) -> np.ndarray:
     """The multilingual space's abstract vectors of the engine's papers (embedded once where the index lacks them)."""
     if engine.rankers.multilingual is not None:
         return engine.rankers.multilingual.abstracts
-    from search.embed import EmbeddingCache, encode_cached
+    from search.encoding.embed import EmbeddingCache, encode_cached
 
     return encode_cached(ml, [p.text for p in engine.catalog.papers], EmbeddingCache(cache, ml.fingerprint))[0]
 
 
 def gather(engine_for, root: Path, cache: Path) -> dict[str, list[dict]]:
     """Per English set, per judged query: the shipped candidates and every extra signal over them."""
-    from search.multilingual import MultilingualEncoder
+    from search.encoding.multilingual import MultilingualEncoder
 
     ml, out, extras = MultilingualEncoder(), {}, {}
     for name in ENGLISH:
@@ -247,7 +247,7 @@ def tune(dev: dict[str, list[dict]], variant: str, param):
 def main() -> None:
     args = arguments("signals.md", ROOT / "benchmarks" / "experiments" / "results").parse_args()
 
-    from search.embed import load_model
+    from search.encoding.embed import load_model
 
     engine_for = engine_maker(load_model(), args.cache)
     dev, held = gather(engine_for, args.devsets, args.cache), gather(engine_for, args.testsets, args.cache)

@@ -57,8 +57,8 @@ def metric(name: str, ranked: list[str], relevant: set[str]) -> float:
 
 
 def main() -> int:
-    from search.embed import load_model
-    from search.lexical import tokenize
+    from search.encoding.embed import load_model
+    from search.parts.lexical import tokenize
 
     ap = arguments("views.md", ROOT / "benchmarks" / "experiments" / "results")
     ap.add_argument("--records", type=Path, required=True)

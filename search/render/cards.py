@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from ..corpus import Paper
 from ..engine import Engine, Hit, Result, score_text
-from ..history import moved
-from ..lexical import marker
-from ..reviews import scores_of, texts_of
+from ..parts.history import moved
+from ..parts.lexical import marker
+from ..parts.reviews import scores_of, texts_of
 from .display import fields_html, to_html
 from .export import author_line, review_line
 

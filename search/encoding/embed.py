@@ -22,7 +22,7 @@ BACKENDS = ("openvino", "onnxruntime", "torch")
 DEFAULT_BACKEND = "openvino"
 _CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
-from .progress import Progress
+from ..progress import Progress
 
 
 def resolve_model(name: str) -> str:
@@ -62,7 +62,7 @@ class ModelFacts:
     fingerprint: str
     dimension: int
     max_seq_length: int
-    exportable: bool     # query_encoder.exportable: the ONNX export reproduces it
+    exportable: bool     # encoding.query_encoder.exportable: the ONNX export reproduces it
 
 
 def _model_files_key(name: str) -> str | None:
@@ -104,7 +104,7 @@ def remember_model_facts(name: str, cache_dir: Path, facts: ModelFacts) -> None:
 @runtime_checkable
 class Encoder(Protocol):
     """What turns texts into vectors for the engine and the build: the model's ONNX export
-    (query_encoder.OnnxEncoder) or the sentence-transformers model itself (TorchEncoder)."""
+    (encoding.query_encoder.OnnxEncoder) or the sentence-transformers model itself (TorchEncoder)."""
 
     max_seq_length: int  # tokens the model reads; the rest of a longer text is cut
     fingerprint: str     # of the weights the vectors come from (the manifest's model fingerprint)
@@ -282,7 +282,7 @@ def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch
                   progress: Progress | None = None, desc: str = "embedding",
                   pool: dict | None = None, chunk: int | None = None) -> tuple[np.ndarray, int]:
     """Encode only texts the cache lacks; returns the vectors and how many were newly embedded."""
-    from .text import text_hash
+    from ..text import text_hash
 
     keys = [text_hash(t) for t in texts]
     out, missing = from_cache(cache, keys, encoder.get_embedding_dimension())

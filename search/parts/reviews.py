@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Paper
+from ..corpus import Paper
 from .lexical import FILLER, query_terms, tokenize
-from .manifest import ReviewsEntry
+from ..manifest import ReviewsEntry
 
 REVIEWS = "reviews.jsonl"
 OFFSETS = "reviews_offsets.npy"

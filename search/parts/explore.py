@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import index as ix
-from . import papermap
-from . import topics as tp
-from .corpus import Paper
-from .manifest import ExploreEntry
+from .. import index as ix
+from .. import papermap
+from .. import topics as tp
+from ..corpus import Paper
+from ..manifest import ExploreEntry
 
 FILES = (tp.TOPICS, papermap.MAP)
 # Topics and map are computed again when more than this share of the papers is new, edited or gone since

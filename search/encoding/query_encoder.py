@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .manifest import EncoderEntry, Manifest
+from ..manifest import EncoderEntry, Manifest
 
 ONNX = "query_encoder.onnx"
 TOKENIZER = "tokenizer.json"

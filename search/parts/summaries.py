@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Paper
-from .text import clean_for_model
+from ..corpus import Paper
+from ..text import clean_for_model
 
 VECTORS = "summaries.npy"
 OFFSETS = "summary_offsets.npy"
