@@ -9,7 +9,7 @@ from search.background import status_file
 from search.build import BuildOptions, build_index, stage_costs
 from search.corpus import carries_reviews
 from search.guard import run_guarded
-from search.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
+from search.encoding.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 from search.progress import ProgressLog
 
 

@@ -147,7 +147,7 @@ def pool(args: argparse.Namespace) -> int:
     out = Path(args.out)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     (out / "keys").mkdir(parents=True, exist_ok=True)
-    runs = arms(engine, args.adapter)
+    runs = {name: run for name, run in arms(engine, args.adapter).items() if not args.arms or name in args.arms}
     total = 0
     for q in questions():
         found: dict[str, None] = {}
@@ -281,6 +281,7 @@ def main() -> int:
     p.add_argument("--index", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--seed", default="judged")
+    p.add_argument("--arms", nargs="+", default=[], help="pool only these arms (a new model's, say); default all")
     c = sub.add_parser("collect")
     c.add_argument("--tasks", required=True)
     c.add_argument("--judge", default="helper")
