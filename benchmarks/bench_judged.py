@@ -222,9 +222,14 @@ def evaluate(args: argparse.Namespace) -> int:
     graded = judgments()
     qs = [q for q in questions() if q["id"] in graded]
     runs = arms(engine, args.adapter)
+    for other in args.other:  # another index's rankings (another model's), beside this one's
+        label, _, path = other.partition("=")
+        theirs = arms(open_engine(Path(path)))
+        runs.update({f"{label}: {name}": theirs[name] for name in ("hybrid", "semantic")})
     ranked = {name: {q["id"]: run(q["text"]) for q in qs} for name, run in runs.items()}
     lines = [f"# Judged relevance: {len(qs)} researchers' questions, graded by reading", "",
-             f"`python benchmarks/bench_judged.py evaluate --index {args.index}` · {machine()} · "
+             f"`python benchmarks/bench_judged.py evaluate --index {args.index}"
+             + (f" --other {' '.join(args.other)}" if args.other else "") + f"` · {machine()} · "
              f"{__import__('datetime').date.today()}", "",
              f"Index: {engine.manifest.count:,} papers ({args.index}), searched on the accepted papers. "
              "Grades: 2 answers the question, 1 partly or related, 0 not (judged/README.md). Metrics by "
@@ -290,6 +295,8 @@ def main() -> int:
     e.add_argument("--record", default=str(Path(__file__).resolve().parent / "results" / "judged.md"))
     e.add_argument("--split", nargs="+", choices=("dev", "heldout"), default=["dev", "heldout"],
                    help="the halves to report: a choice being made reads dev alone")
+    e.add_argument("--other", nargs="+", default=[], metavar="LABEL=DIR",
+                   help="another index's hybrid and semantic rankings as arms (an index built with another model)")
     for cmd in (p, e):
         cmd.add_argument("--adapter", default="", help="a query adapter's matrix (.npy) as one more arm")
     args = ap.parse_args()
