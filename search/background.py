@@ -66,8 +66,8 @@ def busy(out: Path, boot_seconds: float = 60.0) -> bool:
     """A job runs, or was started so recently that its process may not hold the lock yet."""
     if running(out):
         return True
-    status = read_status(status_file(out)) or {}
-    return status.get("state") == "starting" and time.time() - status.get("updated", 0) < boot_seconds
+    said = status(out)
+    return said.get("state") == "starting" and time.time() - said.get("updated", 0) < boot_seconds
 
 
 @lru_cache(maxsize=32)
@@ -150,10 +150,10 @@ def fetch_conference(out: Path, seeds: Path, data_dir: Path, venue: str = "", ap
 
 def failed(out: Path, steps: list[list[Path]]) -> str:
     """The message of the last job, if it failed on these very inputs (so it is not started again)."""
-    status = read_status(status_file(out)) or {}
-    if status.get("state") != "failed" or not steps:
+    said = status(out)
+    if said.get("state") != "failed" or not steps:
         return ""
-    return status.get("message", "") if status.get("target") == digest(steps[-1]) else ""
+    return said.get("message", "") if said.get("target") == digest(steps[-1]) else ""
 
 
 def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "",

@@ -14,6 +14,7 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import cached_property
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -159,6 +160,11 @@ class Build:
         if self.model is None:
             self.model = load_model(self.options.model_name, self.options.device)
         return self.model
+
+    @cached_property
+    def previous_manifest(self) -> Manifest | None:
+        """The previous build's manifest, read once a build (each part's reuse asks it)."""
+        return ix.read_manifest(self.previous) if self.previous else None
 
     def reviews_key(self) -> str:
         if self.review_key is None:
@@ -494,7 +500,7 @@ def reusable(b: Build, part: str) -> bool:
     if part not in b.reuse:
         b.reuse[part] = None
         try:
-            previous = ix.read_manifest(b.previous) if b.previous else None
+            previous = b.previous_manifest
             if (previous and previous.part_keys.get(part) == part_key(b, part)
                     and (part == "abstracts" or previous.entry(PART[part].entry, PART[part].kind) is not None)):
                 files = {n: m for n, m in previous.files.items()
