@@ -28,6 +28,7 @@ DATA_DIR = Path(__file__).parent / "data"   # where `python -m search fetch` wri
 K_CHOICES = [5, 10, 20, 50]
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)",
              "reviews": "what the reviews say (their words)"}
+BY_WORDS_RANKING = "keyword (by words, until the abstracts are embedded)"  # a list's words, never a mode
 DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
                    "withdrawn": "withdrawn", "undecided": "no decision yet", "oral": "orals", "spotlight": "spotlights",
                    "poster": "posters", "active": "every submission not withdrawn"}
@@ -384,11 +385,13 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
     result = engine.search(query, k, mode, filters)
     scope = f"{engine.catalog.count(filters):,} papers" + (" matching the filters" if filters.narrows else "")
     across = " · searched across languages" if result.space == "multilingual" else ""
-    mode = "keyword (by words, until the abstracts are embedded)" if result.by_words else mode
+    # words for the ranking, kept apart from `mode` (the data a saved search keeps: it ranks by meaning once
+    # the abstracts are embedded)
+    ranking = BY_WORDS_RANKING if result.by_words else mode
     if result.order:  # a sort keeps what answers the query, then re-orders it: show_hits says both
-        note = f"found by {mode} ranking among {scope}{across}"
+        note = f"found by {ranking} ranking among {scope}{across}"
     else:
-        note = f"{len(result.hits)} best of {scope} · {mode} ranking{across}"
+        note = f"{len(result.hits)} best of {scope} · {ranking} ranking{across}"
     undecided_left_out(result, query)
     show_hits(engine, result, "q", listed, note)
     if engine.manifest.history:
@@ -565,7 +568,10 @@ def saved_sidebar(engine: Engine) -> None:
         return
     st.subheader("Saved searches")
     for i, s in enumerate(searches):  # each a link to its own address: its query, ranking and filters
-        st.markdown(f"[{plain_markdown(short(saved_news(str(engine.data.path), s.link(), s), 110))}]({s.link()})")
+        if s.problem:  # named and skipped; its Remove below still works
+            st.caption(plain_markdown(s.skipped()))
+        else:
+            st.markdown(f"[{plain_markdown(short(saved_news(str(engine.data.path), s.link(), s), 110))}]({s.link()})")
         st.button("Remove", key=f"unsave-{i}", type="tertiary", icon=":material/close:", on_click=unsave, args=(s,),
                   help="Remove this saved search")
 

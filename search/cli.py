@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -376,6 +377,10 @@ def cmd_saved(engine: Engine, args: argparse.Namespace) -> int:
         news = saved.news(engine, s)
         if args.json:
             print(json.dumps({**news.to_dict(), "since": since}, ensure_ascii=False), flush=True)
+            continue
+        if news.problem:  # one line, and the way out; the other searches still listed
+            fix = f"python -m search saved --remove {shlex.quote(s.query)}" if s.query else f"edit {path}"
+            print(f"{news.words()}; remove it: {fix}")
             continue
         print(f"{news.words()} (of {news.matched} matches; since {since or 'no earlier fetch'})  {s.link()}")
         for h in news.new:

@@ -219,3 +219,66 @@ def test_a_refetch_finds_new_papers_by_words_beside_the_old_vectors(refetch):
     ratings = [h.paper.avg_rating for h in rated.hits if h.paper.avg_rating is not None]
     assert ratings == sorted(ratings, reverse=True) and rated.hits
     assert engine.review_record(paper.id)["id"] == paper.id
+
+
+@pytest.fixture(scope="module")
+def venue_words(tmp_path_factory, model, embedding_cache, venue_records):
+    """A fetched venue (with its history) stopped at its words stage: ranked by words, "Save this search" offered."""
+    d = tmp_path_factory.mktemp("venue-words")
+    cache = cache_copy(embedding_cache, d / "cache", vectors=False)
+    with pytest.raises(Stopped):
+        build_index([venue_records], d / "index", model=model, cache_dir=cache, words_first=1, explore=False,
+                    sentences=False, summaries=False, review_search=False, progress=stop_at_abstracts)
+    return d / "index"
+
+
+def test_a_search_saved_while_ranked_by_words_keeps_its_mode_and_bad_entries_are_skipped(venue_words, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import ROOT
+    from search import saved
+
+    monkeypatch.setenv("SEARCH_INDEX", str(venue_words))
+    path = saved.saved_file(venue_words)
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.query_params["q"] = "language model reasoning"
+    at.run()
+    assert any("keyword (by words, until the abstracts are embedded) ranking" in c.value for c in at.caption)
+    next(b for b in at.button if b.label == "Save this search").click().run()
+    assert not at.exception and not at.error
+    # the mode asked for, not the words that describe today's ranking: by meaning once the abstracts are embedded
+    assert [s.mode for s in saved.load(path)] == ["hybrid"] and not saved.load(path)[0].problem
+    assert [b.label for b in at.sidebar.button] == ["Remove"]
+    good = json.loads(path.read_text(encoding="utf-8"))["searches"][0]
+    # entries no engine can run: the label the page once wrote as the mode, a filter no index has, a value that
+    # does not parse, no entry at all; each is named and skipped, the good one still listed, the file kept as it is
+    bad = [{**good, "query": "by label", "mode": "keyword (by words, until the abstracts are embedded)"},
+           {**good, "query": "by colour", "address": {"colour": ["red"]}},
+           {**good, "query": "too high", "address": {"min_rating": ["eleven"]}}, "not a search"]
+    text = json.dumps({"searches": [bad[0], good, *bad[1:]]}, indent=1)
+    path.write_text(text, encoding="utf-8")
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
+    assert not at.exception and not at.error
+    said = [c.value.replace("\\", "") for c in at.sidebar.caption]  # as shown: Markdown's escapes dropped
+    assert any("“by label” (decision accepted) cannot be run (unknown mode 'keyword (by words" in c for c in said)
+    assert any("“by colour” (colour red) cannot be run (unknown filter 'colour'): skipped" in c for c in said)
+    assert any("“too high” (min_rating eleven) cannot be run (min_rating=eleven" in c for c in said)
+    assert any("saved search (no query) cannot be run (not a search" in c for c in said)
+    assert any("“language model reasoning” (decision accepted): " in m.value.replace("\\", "")
+               for m in at.sidebar.markdown)
+    assert path.read_text(encoding="utf-8") == text  # reading never rewrites
+    # every entry removable, the bad ones too; removing one keeps the others exactly as they were
+    assert [b.label for b in at.sidebar.button] == ["Remove"] * 5
+    at.sidebar.button[0].click().run()
+    assert not at.exception and json.loads(path.read_text(encoding="utf-8"))["searches"] == [good, *bad[1:]]
+    # the command line lists the same: a line for each skipped entry, the good one's news, no traceback
+    ran = run_cli("saved", "--index", str(venue_words))
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert lines[0].startswith("“language model reasoning”") and len(lines) >= 4
+    assert "“by colour” (colour red) cannot be run (unknown filter 'colour'): skipped; remove it: python -m search " \
+           "saved --remove 'by colour'" in ran.stdout
+    assert run_cli("saved", "--remove", "by colour", "--index", str(venue_words)).returncode == 0
+    assert json.loads(path.read_text(encoding="utf-8"))["searches"] == [good, *bad[2:]]
+    listed = [json.loads(line) for line in run_cli("saved", "--json", "--index", str(venue_words)).stdout.splitlines()]
+    assert [x.get("skipped", "")[:14] for x in listed] == ["", "min_rating=ele", "not a search: "]
