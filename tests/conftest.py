@@ -277,3 +277,27 @@ def venue_engine(venue_index, model, fingerprint):
     from search.index import load_index
 
     return Engine(load_index(venue_index), model, fingerprint)
+
+
+@pytest.fixture(scope="session")
+def venue_words(tmp_path_factory, model, embedding_cache, venue_records) -> Path:
+    """The fetched submissions (with their history) stopped at the words stage, no abstract embedded: what a
+    new user has seconds after a fetch (ranked by words, every decision and review there). Cheap: no vectors."""
+    from search.build import build_index
+
+    class Stopped(Exception):
+        pass
+
+    def stop(stage: str, done: int, total: int) -> None:
+        if stage == "abstracts":
+            raise Stopped
+
+    def make(d: Path) -> None:
+        cache = cache_copy(embedding_cache, d / "cache", vectors=False)
+        try:
+            build_index([venue_records], d / "index", model=model, cache_dir=cache, words_first=1, explore=False,
+                        sentences=False, summaries=False, review_search=False, progress=stop)
+        except Stopped:
+            pass
+
+    return shared_dir(tmp_path_factory, "venue-words", make) / "index"

@@ -15,7 +15,8 @@ HOSTILE = Paper(id="abc123", abstract=r"We get 50\% gains with $\textbf{C}$ on {
                 url="https://openreview.net/forum?id=abc123", keywords=["A&B"], primary_area="optimization")
 PLAIN = Paper(id="xyz789", abstract="A plain abstract.", text="A plain abstract.", title="The Plain Paper",
               title_derived=False, sources=["data.jsonl"], authors=["Ada Lovelace", "Alan Turing"],
-              avg_rating=6.5, avg_confidence=3.25, n_ratings=4, pdf="https://openreview.net/pdf?id=xyz789")
+              avg_rating=6.5, avg_confidence=3.25, n_ratings=4, pdf="https://openreview.net/pdf?id=xyz789",
+              venue="ICLR 2026 Poster", decision="Poster")
 
 
 def test_latex_escape_leaves_balanced_compilable_text():
@@ -30,8 +31,10 @@ def test_bibtex_parses_and_round_trips_titles():
     assert not lib.failed_blocks
     assert [e.key for e in lib.entries] == [citation_key(HOSTILE), citation_key(PLAIN)]
     first, second = (e.fields_dict for e in lib.entries)
-    assert all(e.entry_type == "inproceedings" for e in lib.entries)
-    assert first["year"].value == "2026" and "ICLR 2026" in first["booktitle"].value
+    # a record without its venue claims none; an accepted paper is in the proceedings
+    assert [e.entry_type for e in lib.entries] == ["misc", "inproceedings"]
+    assert "booktitle" not in first and "year" not in first and "Venue and decision not in" in first["note"].value
+    assert second["year"].value == "2026" and "ICLR 2026" in second["booktitle"].value
     assert "derived" in first["note"].value and "note" not in second
     # an entry without authors says why, instead of looking like a paper nobody wrote
     assert "author" not in first and "Authors not in the record" in first["note"].value
@@ -141,3 +144,24 @@ def test_markdown_shows_titles_latex_as_plain_unicode_and_escapes_only_markdown(
                   title_derived=False, sources=["x.jsonl"], url="https://openreview.net/forum?id=t1")
     line = export([paper], "md").splitlines()[2]
     assert line.startswith("- [π³: Schölkopf's 𝒪(n²) \\*scaling\\* \\[v2\\]](<https://")
+
+
+def test_bibtex_cites_only_accepted_papers_as_published(venue_words):
+    """`python -m search export IDS --format bibtex` on a fetched venue: a rejected, withdrawn or undecided
+    submission is no paper of the proceedings; it is @misc, its OpenReview page and its standing said."""
+    from search.index import load_index
+
+    papers = load_index(venue_words).papers
+    one = {d: next(p for p in papers if p.decision == d) for d in ("Poster", "Rejected", "Withdrawn", "Under review")}
+    ran = run_cli("export", *(p.id for p in one.values()), "--format", "bibtex", "--index", str(venue_words))
+    assert ran.returncode == 0, ran.stderr
+    lib = bibtexparser.parse_string(ran.stdout)
+    assert not lib.failed_blocks
+    entries = {e.fields_dict["url"].value.rsplit("=", 1)[-1]: e for e in lib.entries}
+    accepted = entries[one["Poster"].id]
+    assert accepted.entry_type == "inproceedings" and "(ICLR 2026)" in accepted.fields_dict["booktitle"].value
+    for decision, standing in (("Rejected", "rejected"), ("Withdrawn", "withdrawn"), ("Under review", "under review")):
+        e, p = entries[one[decision].id], one[decision]
+        assert e.entry_type == "misc" and "booktitle" not in e.fields_dict, decision
+        assert e.fields_dict["howpublished"].value == f"\\url{{{p.url}}}" and e.fields_dict["year"].value == "2026"
+        assert e.fields_dict["note"].value.startswith(f"Submitted to ICLR 2026; {standing}")

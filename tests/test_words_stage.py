@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -221,22 +222,14 @@ def test_a_refetch_finds_new_papers_by_words_beside_the_old_vectors(refetch):
     assert engine.review_record(paper.id)["id"] == paper.id
 
 
-@pytest.fixture(scope="module")
-def venue_words(tmp_path_factory, model, embedding_cache, venue_records):
-    """A fetched venue (with its history) stopped at its words stage: ranked by words, "Save this search" offered."""
-    d = tmp_path_factory.mktemp("venue-words")
-    cache = cache_copy(embedding_cache, d / "cache", vectors=False)
-    with pytest.raises(Stopped):
-        build_index([venue_records], d / "index", model=model, cache_dir=cache, words_first=1, explore=False,
-                    sentences=False, summaries=False, review_search=False, progress=stop_at_abstracts)
-    return d / "index"
-
-
-def test_a_search_saved_while_ranked_by_words_keeps_its_mode_and_bad_entries_are_skipped(venue_words, monkeypatch):
+def test_a_search_saved_while_ranked_by_words_keeps_its_mode_and_bad_entries_are_skipped(venue_words, tmp_path,
+                                                                                          monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     from conftest import ROOT
     from search import saved
+
+    venue_words = Path(shutil.copytree(venue_words.resolve(), tmp_path / "index"))  # its saved searches its own
 
     monkeypatch.setenv("SEARCH_INDEX", str(venue_words))
     path = saved.saved_file(venue_words)

@@ -9,13 +9,17 @@ import bibtexparser
 from bibtexparser import model as bib
 
 from ..corpus import Paper
+from ..filters import decision_group, in_programme
 from .display import inline_markdown
 from ..latex import to_unicode
 from ..text import clean_for_model
 
 FORMATS = ("bibtex", "csv", "md")
+CONFERENCE = "ICLR 2026"
 BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"
 YEAR = "2026"
+# what a submission that is not (or not yet) in the programme is, in a reference's note
+STANDING = {"rejected": "rejected", "withdrawn": "withdrawn", "undecided": "under review"}
 CSV_COLUMNS = ("id", "title", "authors", "url", "pdf", "topic", "primary_area", "venue", "avg_rating",
                "avg_confidence", "n_ratings", "sources")
 
@@ -38,6 +42,28 @@ def citation_key(p: Paper) -> str:
     return f"{first}{YEAR}{re.sub(r'[^A-Za-z0-9]', '', p.id)[:8]}"
 
 
+def conference(p: Paper) -> tuple[str, str, str]:
+    """(short name, booktitle, year) of the conference a paper was submitted to: the one place that names it."""
+    return CONFERENCE, BOOKTITLE, YEAR
+
+
+def published(p: Paper) -> tuple[str, list[tuple[str, str]], str]:
+    """The entry type, its venue fields and the note on its standing. Only a paper in the programme is
+    @inproceedings: a rejected, withdrawn or undecided submission cited with a booktitle would read as
+    published, so it is @misc with its OpenReview page as `howpublished` and "Submitted to ICLR 2026;
+    rejected" as the note; a paper whose venue the records do not give (a seed list) claims none."""
+    name, booktitle, year = conference(p)
+    if in_programme(p):
+        return "inproceedings", [("booktitle", booktitle), ("year", year)], ""
+    url = p.url.replace("{", "").replace("}", "")
+    where = [("howpublished", f"\\url{{{url}}}")] if url else []
+    group = decision_group(p.decision)
+    if group in STANDING:
+        standing = "desk rejected" if p.decision == "Desk rejected" else STANDING[group]
+        return "misc", [*where, ("year", year)], f"Submitted to {name}; {standing}"
+    return "misc", where, "Venue and decision not in the records paper search read"
+
+
 def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
     entries = []
     seen: set[str] = set()
@@ -49,7 +75,8 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
         fields = [("title", "{" + latex_escape(p.title) + "}")]  # inner braces keep capitals
         if p.authors:
             fields.append(("author", " and ".join(latex_escape(a) for a in p.authors)))
-        fields += [("booktitle", BOOKTITLE), ("year", YEAR), ("abstract", latex_escape(p.abstract))]
+        kind, venue, standing = published(p)
+        fields += [*venue, ("abstract", latex_escape(p.abstract))]
         if p.url:
             fields.append(("url", p.url.replace("{", "").replace("}", "")))
         if p.keywords:
@@ -58,13 +85,15 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
             fields += [("rating", f"{p.avg_rating:g}"), ("reviews", str(p.n_ratings or ""))]
             if p.avg_confidence is not None:
                 fields.append(("confidence", f"{p.avg_confidence:g}"))
-        notes = ["Title derived from the abstract by paper search; the source gives none"] if p.title_derived else []
+        notes = [standing] if standing else []
+        if p.title_derived:
+            notes.append("Title derived from the abstract by paper search; the source gives none")
         if not p.authors:  # a reference manager would otherwise show an empty author as if it were known
             notes.append("Authors not in the record paper search read (OpenReview hides a submission's "
                          "authors until it makes them public)" + ("; see the url" if p.url else ""))
         if notes:
             fields.append(("note", ". ".join(notes)))
-        entries.append(bib.Entry("inproceedings", key, [bib.Field(k, v) for k, v in fields]))
+        entries.append(bib.Entry(kind, key, [bib.Field(k, v) for k, v in fields]))
     return bibtexparser.write_string(bibtexparser.Library(entries))
 
 
