@@ -312,7 +312,7 @@ def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str]
 
 def decision_note(engine: Engine, filters: Filters, query: str) -> None:
     """On an index with decisions, which submissions the list holds, and one click to all of them."""
-    from search.stats import undecided_note
+    from search.stats import active_note, undecided_note
 
     catalog = engine.catalog
     if not catalog.has_decisions:
@@ -325,7 +325,7 @@ def decision_note(engine: Engine, filters: Filters, query: str) -> None:
         cols[1].button("Search every submission", key="all-decisions", on_click=go,
                        kwargs={"decision": "all", **again})
     elif filters.decisions == ("active",):
-        st.caption("No decision is out yet: searching every submission not withdrawn.")
+        st.caption(active_note(catalog.decisions))
     if catalog.undecided and filters.decisions == ("accepted",) and not query:
         st.caption(undecided_note(catalog.undecided))
 
@@ -356,15 +356,15 @@ def upload_box(engine: Engine, k: int, filters: Filters, listed: list[str]) -> N
 
 
 def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
+    from search.stats import scope_words, submissions
+
     search_box(engine, query)
     if st.session_state.pop("cut_query", False):
         st.warning(f"Your text was longer than {MAX_QUERY_CHARS:,} characters; only its first "
                    f"{MAX_QUERY_CHARS:,} were kept (the model reads about 200 words of them).")
     if not query.strip():
-        searched = engine.catalog.count(filters)
-        scope = (f"**{searched:,} {DECISION_LABELS.get(','.join(filters.decisions), 'papers')}** of "
-                 f"{len(engine.papers):,} submissions" if searched < len(engine.papers) and filters.decisions
-                 else f"**{searched:,} papers**")
+        scope = scope_words(engine.catalog.count(filters), filters.decisions, submissions(engine.papers),
+                            len(engine.papers))
         changes_panel(engine)  # after a re-fetch, what changed comes first
         st.markdown(f"Search {scope} by what they are about, in your own words, or by the name of a method. "
                     "Try one of these:")
@@ -791,14 +791,15 @@ def short(text: str, n: int) -> str:
 
 
 def stats_view(engine: Engine) -> None:
-    from search.stats import groups as stats_groups
+    from search.stats import groups as stats_groups, papers_words, submissions
 
     groups = dict(stats_groups(engine.papers, engine.catalog.topics))
     whole = groups["all"][0]
     rated = whole.rated > 0
     st.subheader("The conference at a glance")
     if rated:
-        st.caption(f"{whole.papers:,} papers, {whole.orals:,} orals ({share(whole.oral_share)}); {whole.rated:,} "
+        st.caption(f"{papers_words(submissions(engine.papers), whole.papers)}, {whole.orals:,} orals "
+                   f"({share(whole.oral_share)}); {whole.rated:,} "
                    f"with public reviews, mean rating {whole.mean:.2f} (median {whole.median:.2f}). Each box spans "
                    "the middle half of its papers' mean ratings, the line inside is the median.")
     else:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 from .corpus import Paper
-from .filters import MIN_DECIDED, decision_group, in_programme, is_oral, spread
+from .filters import DECISION_GROUPS, MIN_DECIDED, decision_group, in_programme, is_oral, spread
 
 
 @dataclass
@@ -150,3 +150,49 @@ def undecided_note(undecided: dict[str, int]) -> str:
     where = "; ".join(f"{a} ({n:,})" for n, a in areas)
     return (f"{total:,} submissions have no decision yet" + (f", in {len(areas)} primary areas: {where}" if areas
                                                              else "") + ".")
+
+
+# what a count of a decision filter's papers is called ("17,279 submissions not withdrawn")
+COUNTED = {"accepted": "accepted papers", "all": "submissions", "rejected": "rejected submissions",
+           "withdrawn": "withdrawn submissions", "undecided": "submissions with no decision yet", "oral": "orals",
+           "spotlight": "spotlights", "poster": "posters", "active": "submissions not withdrawn"}
+
+
+def submissions(papers: Iterable[Paper]) -> int:
+    """The venue's submissions: the papers its records give a decision (under review included). A seed
+    paper that is not in the venue (InterFormer, MergeMix beside ICLR 2026's 19,630) is none of them."""
+    return sum(1 for p in papers if decision_group(p.decision))
+
+
+def scope_words(searched: int, decisions: tuple[str, ...], venue: int, papers: int) -> str:
+    """What the empty search page offers to search, in Markdown: "**17,279 submissions not withdrawn** (of
+    19,630 submissions)", "**19,630 submissions** and 2 papers of the seed lists"; "**66 papers**" where the
+    index holds no decisions. `venue`: its submissions (`submissions`), `papers`: every paper of the index."""
+    noun = COUNTED.get(",".join(decisions))
+    if not (venue and decisions and noun):
+        return f"**{searched:,} papers**"
+    if searched > venue:  # every paper: the venue's and the seed lists' others
+        return papers_words(venue, papers, "**")
+    return f"**{searched:,} {noun}**" + (f" (of {venue:,} submissions)" if searched < venue else "")
+
+
+def papers_words(venue: int, papers: int, bold: str = "") -> str:
+    """An index's papers counted: "19,630 submissions and 2 papers of the seed lists" (the venue's submissions
+    apart from the seed papers not in it), "66 papers" where it holds no venue's decisions."""
+    if not venue:
+        return f"{bold}{papers:,} papers{bold}"
+    others = papers - venue
+    return f"{bold}{venue:,} submissions{bold}" + (f" and {others:,} paper{'s' if others != 1 else ''} of the seed "
+                                                   "lists" if others else "")
+
+
+def active_note(decisions: Iterable[str]) -> str:
+    """What the list of every submission not withdrawn holds, true for the decisions the index carries: before
+    any decision "No decision is out yet"; once some are out, which kinds it holds."""
+    groups = {decision_group(d) for d in decisions}
+    out = [g for g in ("accepted", "rejected") if g in groups]
+    if not out:
+        return "No decision is out yet: searching every submission not withdrawn."
+    held = " and ".join(out) + (" submissions and those still under review" if "undecided" in groups
+                                else " submissions")
+    return f"Searching every submission not withdrawn: the {held}."

@@ -281,8 +281,9 @@ def venue_engine(venue_index, model, fingerprint):
 
 @pytest.fixture(scope="session")
 def venue_words(tmp_path_factory, model, embedding_cache, venue_records) -> Path:
-    """The fetched submissions (with their history) stopped at the words stage, no abstract embedded: what a
-    new user has seconds after a fetch (ranked by words, every decision and review there). Cheap: no vectors."""
+    """The seeds and the fetched submissions (with their history) stopped at the words stage, no abstract
+    embedded: what a new user has seconds after a fetch (ranked by words, every decision and review there, the
+    seed papers that are not in the venue beside it). Cheap: no vectors."""
     from search.build import build_index
 
     class Stopped(Exception):
@@ -295,7 +296,7 @@ def venue_words(tmp_path_factory, model, embedding_cache, venue_records) -> Path
     def make(d: Path) -> None:
         cache = cache_copy(embedding_cache, d / "cache", vectors=False)
         try:
-            build_index([venue_records], d / "index", model=model, cache_dir=cache, words_first=1, explore=False,
+            build_index([SEEDS, venue_records], d / "index", model=model, cache_dir=cache, words_first=1, explore=False,
                         sentences=False, summaries=False, review_search=False, progress=stop)
         except Stopped:
             pass

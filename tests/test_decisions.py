@@ -6,9 +6,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, VENUE_NOTES, run_cli
 from search.filters import MIN_DECIDED, Filters, decision_group
-from search.stats import GroupStats, undecided_note
+from search.stats import GroupStats, active_note, undecided_note
 
 APP = str(ROOT / "streamlit_app.py")
 
@@ -169,3 +169,33 @@ def test_no_share_of_orals_where_no_paper_is_known_to_be_in_the_programme(venue_
     assert summarise("accepted", accepted).oral_share is not None
     assert summarise("undecided", undecided).to_dict()["oral_share"] is None
     assert "    -" in table([summarise("undecided", undecided)], "area").splitlines()[1]
+
+
+def test_the_search_page_counts_the_venues_submissions_and_says_what_it_searches(venue_words, monkeypatch):
+    """Decisions out, seeds beside the venue: the notice over every submission not withdrawn is true for the
+    index (no "No decision is out yet" above an accepted paper), and the seed papers that are not in the venue
+    are not counted as its submissions."""
+    from search.index import load_index
+
+    papers = load_index(venue_words).papers
+    seeds_only = [p for p in papers if not p.decision]
+    assert len(papers) - len(seeds_only) == VENUE_NOTES and seeds_only  # the fetch's 240, and seed papers beside
+    monkeypatch.setenv("SEARCH_INDEX", str(venue_words))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["decision"] = "active"
+    at.run()
+    assert not at.exception and not at.error
+    said = " ".join(c.value for c in at.caption)
+    assert "No decision is out yet" not in said
+    assert "Searching every submission not withdrawn: the accepted and rejected submissions and those still " \
+           "under review." in said
+    active = sum(decision_group(p.decision) in ("accepted", "rejected", "undecided") for p in papers)
+    offer = next(m.value for m in at.markdown if m.value.startswith("Search **"))
+    assert offer.startswith(f"Search **{active:,} submissions not withdrawn** (of {VENUE_NOTES} submissions) by ")
+    at.query_params["decision"] = "all"
+    at.run()
+    offer = next(m.value for m in at.markdown if m.value.startswith("Search **"))
+    assert offer.startswith(f"Search **{VENUE_NOTES} submissions** and {len(seeds_only)} papers of the seed lists by")
+    # in the review season (nothing decided), the same notice says so
+    assert active_note({"Under review", "Withdrawn"}) == "No decision is out yet: searching every submission not " \
+                                                         "withdrawn."
