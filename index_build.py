@@ -5,10 +5,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.background import status_file
+from search.background import job_lock, status_file, stoppable
 from search.build import BuildOptions, build_index, stage_costs
-from search.corpus import carries_reviews
+from search.corpus import carries_reviews, input_files
 from search.guard import run_guarded
+from search.index import BuildBusy, Superseded
 from search.encoding.embed import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL
 from search.progress import ProgressLog
 
@@ -64,8 +65,25 @@ def main(argv: list[str] | None = None) -> int:
     # the status file beside the index: the page and `python -m search query` read the time left from it
     progress = ProgressLog(status_file=status_file(args.out),
                            costs=stage_costs(options, carries_reviews(args.inputs)))
-    report = build_index(args.inputs, args.out, options, progress=progress)
-    progress.update(state="done")
+    input_files(args.inputs)  # a path that is not there stops here, before a running build is replaced for it
+    # a build of this index running now (the page's, or another index_build.py) is replaced by this one, which
+    # takes every vector it embedded from the cache: after a re-fetch the fresh data comes soonest that way
+    with stoppable(progress), job_lock(args.out, replace=True) as held:
+        if held.superseded:
+            print(f"stopped: {held.why}", file=sys.stderr)
+            return 1
+        if not held:
+            raise BuildBusy(held.why)
+        if held.replaced:
+            print(held.replaced, file=sys.stderr)
+        progress.update(state="running", replaced=held.replaced, message="")
+        try:
+            report = build_index(args.inputs, args.out, options, progress=progress)
+        except Superseded as e:
+            progress.update(state="superseded", message=str(e))
+            print(f"stopped: {e}", file=sys.stderr)
+            return 1
+        progress.update(state="done")
     for line in report.notes:
         print(f"note: {line}", file=sys.stderr)
     for line in report.skipped:

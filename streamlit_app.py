@@ -13,7 +13,7 @@ from search import background
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, Engine, IndexLoadError, Result,
                            UnknownPaper, load_query_model, open_engine)
 from search.filters import Filters, address_key, sort_choices, sort_named
-from search.progress import meaning_note, status_text, still_coming, with_meaning_note
+from search.progress import meaning_note, part_note, status_text, still_coming, with_build_notes
 from search.render import (FORMATS, Card, box_figure, card, cards_html, decision_figure, export, fared_figure,
                            fields_html, histogram_figure, map_figure, plain_markdown, plain_title, rating_figure,
                            result_cards, review_folds, review_table, similar_card)
@@ -87,26 +87,48 @@ def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = 
         st.info("Building the whole conference in the background; you are searching the "
                 f"{count:,} papers already indexed meanwhile. "
                 "The page switches over by itself when the build is done.")
+    if status.get("replaced"):
+        st.caption(status["replaced"][0].upper() + status["replaced"][1:] + ".")
     fill, words = status_text(status)
     st.progress(fill, text=words)
 
 
-def fetch_conference() -> None:
-    background.fetch_conference(INDEX_DIR, SEED_DIR, DATA_DIR)  # $OPENREVIEW_API_BASEURL_V2, as for the CLI's fetch
+def fetch_conference(inputs: list[str] | None = None) -> None:
+    # $OPENREVIEW_API_BASEURL_V2, as for the CLI's fetch; a re-fetch into the file the index was built from
+    background.fetch_conference(INDEX_DIR, SEED_DIR, DATA_DIR, inputs=[Path(p) for p in inputs] if inputs else None)
 
 
-def conference_offer(engine: Engine) -> None:
-    """On the seeds alone: one click downloads the conference from OpenReview and builds it meanwhile."""
-    if DATA or engine.manifest.inputs_digest != background.digest([SEED_DIR]):
+def fetch_offer(engine: Engine) -> None:
+    """One click downloads the conference from OpenReview and builds it meanwhile: on the seeds alone, and again
+    (a re-fetch) on the index of the fetched venue, also while its build runs (the new fetch's build replaces it)."""
+    seeds_only = not DATA and engine.manifest.inputs_digest == background.digest([SEED_DIR])
+    fetched = background.refetchable(engine.manifest.inputs)
+    # a file of SEARCH_DATA's own, or none: the page would build SEARCH_DATA again over the re-fetch's index
+    again = fetched is not None and (not DATA or fetched.resolve() in [p.resolve() for p in DATA])
+    if not (seeds_only or again):
         return
+    # the fetched file last: the fetch writes the last input of the build
+    inputs = None if seeds_only else [p for p in engine.manifest.inputs if Path(p) != fetched] + [str(fetched)]
     status = background.status(INDEX_DIR)
     if status.get("state") == "failed" and str(status.get("target", "")).startswith("fetch:"):
         st.error(f"The download stopped: {status.get('message', 'unknown error')}")
-    st.markdown(f"These are the {len(engine.papers)} seed papers. The whole conference is a click away:")
-    st.button("Get all of ICLR 2026 from OpenReview", icon=":material/download:", on_click=fetch_conference,
-              disabled=background.busy(INDEX_DIR), key="fetch-conference",
+    elif status.get("fetch_failed") and background.busy(INDEX_DIR):
+        st.warning(f"The download stopped ({status['fetch_failed']}); the build goes on with the data fetched "
+                   "before.")
+    fetching = background.fetching(INDEX_DIR)
+    if seeds_only:
+        st.markdown(f"These are the {len(engine.papers)} seed papers. The whole conference is a click away:")
+    st.button("Get all of ICLR 2026 from OpenReview" if seeds_only else "Fetch ICLR 2026 again from OpenReview",
+              icon=":material/download:", on_click=fetch_conference, args=(inputs,), disabled=fetching,
+              key="fetch-conference",
               help="Downloads every submission with its reviews and decision (python -m search fetch), "
                    "then builds their index in the background; you keep searching meanwhile.")
+    if fetching:
+        st.caption("Downloading now; the build follows.")
+    elif background.build_running(INDEX_DIR):
+        st.caption("A build of this index is running: fetching again replaces it with a build of the new data, "
+                   "which takes every vector it embedded from the cache. This index is served until the new one "
+                   "is published.")
 
 
 def engine_or_stop() -> Engine:
@@ -278,7 +300,7 @@ def search_box(engine: Engine, query: str) -> None:
 
 
 def show_hits(engine: Engine, result: Result, key: str, listed: list[str], note: str = "") -> None:
-    message = with_meaning_note(result, build_status)
+    message = with_build_notes(result, build_status)
     if message:
         (st.warning if result.truncated else st.info)(message)
     order = result.order[:1].upper() + result.order[1:]
@@ -374,7 +396,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
                                width="stretch")
         decision_note(engine, filters, query)
         upload_box(engine, k, filters, listed)
-        conference_offer(engine)
+        fetch_offer(engine)
         return
     decision_note(engine, filters, query)
     if mode == "reviews":
@@ -421,7 +443,7 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     except UnknownPaper as e:
         st.error(str(e))
         return
-    message = with_meaning_note(result, build_status)
+    message = with_build_notes(result, build_status)
     if message:
         st.info(message)
     if result.order:
@@ -601,9 +623,9 @@ def topic_view(engine: Engine, raw: str, filters: Filters, listed: list[str]) ->
     from search.stats import summarise
 
     topic = engine.catalog.topics.get(int(raw)) if raw.strip().isdigit() else None
-    if topic is None and "topics and map" in engine.manifest.pending:
-        st.info("Topics are still being built; they come with the map. Still coming: "
-                f"{still_coming(engine.manifest.pending, build_status())}.")
+    if topic is None and {"abstracts", "topics and map"} & set(engine.manifest.pending):
+        st.info(f"Topics come with the map, which this index does not have yet. "
+                f"{part_note('topics and map', build_status())}")
         return
     if topic is None:
         st.error(f"No topic “{plain_markdown(raw)}” in this index; the map and the topic links show "
@@ -659,12 +681,10 @@ def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colo
 
 def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
     if engine.catalog.map_xy is None:
-        if "abstracts" in engine.manifest.pending:
-            st.info("The map places papers by meaning: it comes once the abstracts are embedded. Still coming: "
-                    f"{still_coming(engine.manifest.pending, build_status())}.")
-        elif "topics and map" in engine.manifest.pending:
-            st.info("The map is still being built (about a minute at 20,000 papers); the page shows it as soon "
-                    "as it lands.")
+        if {"abstracts", "topics and map"} & set(engine.manifest.pending):
+            st.info(("The map places papers by meaning: it comes once the abstracts are embedded. "
+                     if "abstracts" in engine.manifest.pending else "The map is not built yet. ")
+                    + part_note("topics and map", build_status()))
         else:
             st.error("This index has no map; rebuild it with `python index_build.py`.")
         return
@@ -672,7 +692,7 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
     mode = DEFAULT_MODE if mode == "reviews" else mode  # the map places papers by their abstracts
     result = engine.search(query, k, mode, filters, evidence=False) if query.strip() else None
     if result is not None and result.message:
-        (st.warning if result.truncated else st.info)(with_meaning_note(result, build_status))
+        (st.warning if result.truncated else st.info)(with_build_notes(result, build_status))
     hits = result.hits if result is not None else []
     colours = ("area", "topic", "decision") if engine.catalog.has_decisions else ("area", "topic")
     colour = st.query_params.get("color") if st.query_params.get("color") in colours else "area"

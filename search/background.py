@@ -12,19 +12,21 @@ import argparse
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 import traceback
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from .build import inputs_digest
 from .corpus import CorpusError, input_files
 from .openreview.api import Api, FetchError, default_api
-from .index import BuildBusy, IndexLoadError, building, read_manifest, resolve
+from .index import BuildBusy, IndexLoadError, Superseded, building, read_manifest, resolve
 from .progress import ProgressLog, read_status, write_status
 
 
@@ -40,26 +42,164 @@ def _lock_file(out: Path) -> Path:
     return out.parent / f".{out.name}.job.lock"
 
 
+# Seconds a build has to stop once a newer one asks (SIGTERM): it stops at its next Python step, an embedding batch
+# being the longest (32 abstracts, some 8 s at 4 a second on a loaded 2-core CPU); past this it is killed, which
+# loses at most the vectors of its last 20 s (embed.SAVE_EVERY) and leaves no lock (the kernel lets go of it).
+STOP_GRACE = 60.0
+
+
+def _claim_file(out: Path) -> Path:
+    return out.parent / f".{out.name}.job.next"
+
+
+@dataclass
+class Held:
+    """What job_lock got: the lock (truthy) or not, and what it stopped for it, or why it did not get it, in words."""
+    held: bool
+    replaced: str = ""
+    why: str = ""
+    superseded: bool = False  # not held because a newer build asked for it after this one
+
+    def __bool__(self) -> bool:
+        return self.held
+
+
 @contextmanager
-def job_lock(out: Path):
-    """Yields True while this process holds the job lock of `out`, False when another job holds it."""
+def job_lock(out: Path, replace: bool = False):
+    """Yields a truthy Held while this process holds the job lock of `out` (the page's job or `index_build.py`),
+    a falsy one when another holds it.
+
+    With `replace` (a re-fetch's build) the holder is stopped first: SIGTERM, which `stoppable` turns into
+    Superseded there (what it embedded is saved to the cache, it lets go of its locks, the index it published stays
+    served), and the lock is taken as it lets go. Of two builds replacing one, the later asks last and wins: the
+    other, waiting, sees the newer claim and gives up."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(_lock_file(out), "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
+    lock = _lock_file(out)
+    with open(lock, "a+") as f:
+        held = _take(f, out, replace)
+        if not held:
+            yield held
             return
         try:
-            yield True
+            f.truncate(0)  # the holder's pid, for a newer build to stop it
+            f.write(str(os.getpid()))
+            f.flush()
+            yield held
         finally:
+            f.truncate(0)
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _try(f) -> bool:
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _take(f, out: Path, replace: bool) -> Held:
+    if _try(f):
+        return Held(True)
+    if not replace:
+        return Held(False)
+    claim = _claim_file(out)
+    claim.write_text(str(os.getpid()))
+    stopped, deadline = 0, time.monotonic() + STOP_GRACE
+    try:
+        while not _try(f):
+            if _read_pid(claim) != os.getpid():
+                return Held(False, why=f"a newer build of {out} replaced this one before it started",
+                            superseded=True)
+            pid = _holder(_lock_file(out))
+            if pid and pid != stopped:  # a probe (running()) holds it for an instant and has no pid there
+                os.kill(pid, signal.SIGTERM)
+                stopped, deadline = pid, time.monotonic() + STOP_GRACE
+            elif time.monotonic() > deadline:
+                if not pid:  # a holder that names itself nowhere (another user's): it is waited for, not stopped
+                    return Held(False, why=f"another build of {out} is running and cannot be stopped from here; "
+                                           "wait for it to finish, then run again")
+                os.kill(pid, signal.SIGKILL)
+                deadline = time.monotonic() + STOP_GRACE
+            time.sleep(0.1)
+    except PermissionError:
+        return Held(False, why=f"another build of {out} is running (pid {pid}) and this user cannot stop it")
+    except ProcessLookupError:  # it ended meanwhile: the lock is free on the next try
+        return _take(f, out, replace)
+    finally:
+        if _read_pid(claim) == os.getpid():
+            claim.unlink(missing_ok=True)
+    return Held(True, replaced=_replaced_words(out, stopped) if stopped else "")
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _holder(lock: Path) -> int | None:
+    """The pid written in a lock file, where that process has the file open (a pid the file kept from a holder
+    that has ended may belong to another program by now: it is never signalled)."""
+    pid = _read_pid(lock)
+    if not pid or pid == os.getpid():
+        return None
+    fds = Path(f"/proc/{pid}/fd")
+    if not Path("/proc/self/fd").is_dir():
+        return pid  # no /proc to check with (macOS): the pid is written only while the lock is held
+    try:
+        return pid if any(os.path.realpath(fd) == str(lock.resolve()) for fd in fds.iterdir()) else None
+    except OSError:
+        return None
+
+
+def _replaced_words(out: Path, pid: int) -> str:
+    """What the stopped build had done, from the status file it left."""
+    said = status(out)
+    stage, done, total = (said.get("stage") or "").rstrip("…"), said.get("done") or 0, said.get("total") or 0
+    at = f" at {stage}, {done:,} of {total:,} done" if total > 1 and stage else f" at {stage}" if stage else ""
+    return (f"the running build (pid {pid}) was replaced by this one; it stopped{at}, and every vector it embedded "
+            "is carried over from the embedding cache")
+
+
+@contextmanager
+def stoppable(progress: ProgressLog | None = None):
+    """While held, SIGTERM raises Superseded in this process's main thread: how a newer build (job_lock with
+    `replace`) stops this one. The exception unwinds through the build, which saves what it embedded on the way
+    (embed.encode_cached) and lets go of its locks; the index it published stays served. While `progress` counts a
+    stage (a chunk of texts being embedded), it is raised by the report of the chunk's end: the chunk is kept."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        e = Superseded("a newer build of the index replaced this one; every vector it embedded is in the "
+                       "embedding cache, which the newer build takes them from")
+        if progress is not None and progress.counting:
+            progress.stop = e
+        else:
+            raise e
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def running(out: Path) -> bool:
-    """Whether a job for `out` runs now (its lock is held)."""
-    with job_lock(out) as free:
-        return not free
+    """Whether a job for `out` runs now (its lock is held). The lock is tried shared and let go at once."""
+    lock = _lock_file(out)
+    if not lock.exists():
+        return False
+    with open(lock) as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
 
 
 def busy(out: Path, boot_seconds: float = 60.0) -> bool:
@@ -139,13 +279,27 @@ def build_running(out: Path) -> bool:
     return busy(out) or building(out)
 
 
-def fetch_conference(out: Path, seeds: Path, data_dir: Path, venue: str = "", api: Api | None = None) -> bool:
+def fetch_conference(out: Path, seeds: Path, data_dir: Path, venue: str = "", api: Api | None = None,
+                     inputs: list[Path] | None = None) -> bool:
     """Start, in the background, the fetch of a venue (the default one) into data_dir and the build of the seeds
-    with it; the OpenReview API is $OPENREVIEW_API_BASEURL_V2's unless given."""
+    with it (`inputs`, a re-fetch: the index's own inputs, the fetched file among them); the OpenReview API is
+    $OPENREVIEW_API_BASEURL_V2's unless given. A build of the index running now is replaced (job_lock): the fresher
+    data comes soonest that way, as a build of an hour would otherwise hold it back, and no work is lost, as the
+    new build takes every vector the stopped one embedded from the cache."""
     from .openreview.fetch import DEFAULT_VENUE, default_out
 
     venue = venue or DEFAULT_VENUE
-    return start(out, [[seeds, data_dir / default_out(venue).name]], fetch=venue, api=api or default_api())
+    return start(out, [inputs or [seeds, data_dir / default_out(venue).name]], fetch=venue,
+                 api=api or default_api(), replace=True)
+
+
+def refetchable(inputs: list[str], venue: str = "") -> Path | None:
+    """The file of an index's inputs that `fetch_conference` writes for the venue (the default one), if any: the
+    index can then be fetched again into it."""
+    from .openreview.fetch import DEFAULT_VENUE, default_out
+
+    name = default_out(venue or DEFAULT_VENUE).name
+    return next((Path(p) for p in inputs if Path(p).name == name and Path(p).is_file()), None)
 
 
 def failed(out: Path, steps: list[list[Path]]) -> str:
@@ -157,12 +311,13 @@ def failed(out: Path, steps: list[list[Path]]) -> str:
 
 
 def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "",
-          api: str = "") -> bool:
-    """Start a job for the steps unless one runs already; returns whether one was started.
+          api: str = "", replace: bool = False) -> bool:
+    """Start a job for the steps unless one runs already (with `replace`, it stops the one running: job_lock);
+    returns whether one was started.
 
     With `fetch` (an OpenReview venue id) the job first downloads that venue into the last input of
     the last step (`python -m search fetch`), then builds."""
-    if not steps or busy(out):
+    if not steps or busy(out) and not replace:
         return False
     out = out.absolute()
     target = f"fetch:{fetch}" if fetch else digest(steps[-1])
@@ -174,8 +329,18 @@ def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: 
         cmd.append("--no-multilingual")
     if fetch:
         cmd += ["--fetch", fetch] + (["--api", api] if api else [])
+    if replace:
+        cmd.append("--replace")
     spawn(cmd, log_file(out))
     return True
+
+
+def fetching(out: Path) -> bool:
+    """Whether a job is downloading a venue for this index now (or was just started to): a second fetch would
+    only begin it again."""
+    said = status(out)
+    fetch = str(said.get("target", "")).startswith("fetch:")
+    return fetch and busy(out) and (said.get("state") == "starting" or said.get("phase") == "fetching")
 
 
 def spawn(cmd: list[str], log: Path) -> subprocess.Popen:
@@ -191,29 +356,41 @@ def spawn(cmd: list[str], log: Path) -> subprocess.Popen:
     return job
 
 
-def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "", api: Api | None = None) -> int:
+def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: str = "", api: Api | None = None,
+        replace: bool = False) -> int:
     """The job: the download if asked, then each step's build in turn, its progress in the status file.
 
-    0 when all is published; on failure the status file says why and the published index stays."""
+    0 when all is published, or when a newer job replaced this one; on failure the status file says why and the
+    published index stays."""
     from .build import BuildOptions, build_index, stage_costs
     from .corpus import carries_reviews
     from .encoding.embed import load_model
     from .openreview.fetch import fetch_venue
 
-    with job_lock(out) as held:
+    # a venue to fetch comes with its reviews; a file given, where its first record has them
+    reviews = bool(fetch) or any(carries_reviews(inputs) for inputs in steps if all(p.exists() for p in inputs))
+    log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True,
+                      costs=stage_costs(BuildOptions(multilingual=multilingual), reviews))
+    with stoppable(log), job_lock(out, replace) as held:
         if not held:
-            return 0  # another page's job got there first; it reports for both
-        # a venue to fetch comes with its reviews; a file given, where its first record has them
-        reviews = bool(fetch) or any(carries_reviews(inputs) for inputs in steps if all(p.exists() for p in inputs))
-        log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True,
-                          costs=stage_costs(BuildOptions(multilingual=multilingual), reviews))
-        log.update(state="running", step=1, steps=len(steps), message="",
+            return 0  # another page's job got there first, or a newer one replaced this: it reports for both
+        log.update(state="running", step=1, steps=len(steps), message="", replaced=held.replaced,
                    target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
+        if held.replaced:
+            print(held.replaced, flush=True)
         try:
             if fetch:
                 # every submission with its reviews and decision: the page opens on the accepted ones
-                fetch_venue(api, fetch, steps[-1][-1], progress=log,
-                            say=lambda line: print(line, flush=True))
+                log.update(phase="fetching")
+                try:
+                    fetch_venue(api, fetch, steps[-1][-1], progress=log, say=lambda line: print(line, flush=True))
+                except FetchError as e:
+                    if not (held.replaced and steps[-1][-1].exists()):
+                        raise
+                    # the build this one replaced goes on, on the data fetched before: nothing it did is lost
+                    log.update(fetch_failed=str(e).splitlines()[0])
+                    print(f"the download stopped ({e}); building the data fetched before", flush=True)
+            log.update(phase="building")
             log("loading the model", 0, 1)  # ~20 s of imports on 2 cores: the page says what it waits for
             model = load_model()
             for n, inputs in enumerate(steps, 1):
@@ -223,6 +400,10 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
                 log.update(count=report.count, published=str(report.path))
                 for line in report.notes:  # into the build's log: what was merged or kept apart, and why
                     print(f"note: {line}", flush=True)
+        except Superseded as e:
+            log.update(state="superseded", message=str(e))
+            print(f"stopped: {e}", flush=True)
+            return 0
         except Exception as e:  # recorded for the page, which would otherwise wait on a dead job
             expected = isinstance(e, (CorpusError, FetchError, IndexLoadError, BuildBusy, OSError))
             log.update(state="failed", message=str(e).splitlines()[0] if expected and str(e) else
@@ -259,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--fetch", default="", help="first download this OpenReview venue into the last input")
     ap.add_argument("--api", default=None)
+    ap.add_argument("--replace", action="store_true", help="stop a build of the index running now and take its place")
     args = ap.parse_args(argv)
     if args.planned:
         data = [Path(p) for p in os.environ.get("SEARCH_DATA", "").split(os.pathsep) if p.strip()]
@@ -277,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             write_status(status_file(args.out), {"state": "failed", "target": f"fetch:{args.fetch}",
                                                  "message": str(e), "updated": time.time()})
             return 1
-    return run(args.out, steps, args.multilingual, args.fetch, api)
+    return run(args.out, steps, args.multilingual, args.fetch, api, args.replace)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,9 @@ class Build:
     history: history.History | None = None  # the previous build's with this fetch's states added
     place_onto: explore.Changes | None = None   # the previous topics and map to place a few new papers onto
     rows_key: str = ""                  # the papers' ids and texts in index order (what each part's rows are)
+    # the inputs' digest, taken before they are read: a re-fetch that replaces the file while this build runs (it is
+    # then replaced: background.job_lock) must not have its digest published with the papers read before it
+    digest: str = ""
     reuse: dict = field(default_factory=dict)   # part -> the previous build's files of it, or None (reusable)
     linked: dict = field(default_factory=dict)  # files hard-linked into the build being written, with checksums
     done: list[str] = field(default_factory=list)       # stages computed
@@ -235,6 +238,7 @@ def _published(out: Path) -> Path | None:
 
 
 def _read(b: Build) -> None:
+    b.digest = inputs_digest(b.inputs)
     b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad, notes=b.notes)
     b.corpus_fingerprint = ix.corpus_fingerprint(b.papers)
     h = hashlib.sha256()
@@ -251,7 +255,7 @@ def _history(b: Build) -> None:
         b.notes.append(f"{e}; the history starts again from this fetch")
         before = history.History()
     b.history = history.update(before, b.papers, history.fetched_at(input_files(b.inputs)),
-                               inputs_digest(b.inputs))
+                               b.digest)
     history.mark(b.papers, b.history)
 
 
@@ -568,7 +572,7 @@ def _publish(b: Build) -> Path:
     manifest = Manifest(  # each part's entry a field of the manifest, or under its `parts` (Part.kind)
         model=ModelEntry(o.model_name, b.fingerprint, b.facts.max_seq_length), dimension=b.facts.dimension,
         count=len(b.papers), corpus_fingerprint=b.corpus_fingerprint, **{k: v for k, v in e.items() if k in NAMED},
-        parts={k: v for k, v in e.items() if k not in NAMED and v is not None}, embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=inputs_digest(b.inputs),
+        parts={k: v for k, v in e.items() if k not in NAMED and v is not None}, embedding=b.embedding, inputs=[str(p) for p in b.inputs], inputs_digest=b.digest,
         skipped_lines=len(b.skipped), built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         library_versions=ix.library_versions(), pending=list(b.pending),
         published={**b.published_at, **{s: stamp for s in b.done if s not in written}})

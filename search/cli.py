@@ -88,20 +88,18 @@ def _table(header: str, result: Result, message: str) -> str:
 def _coming(index: Path) -> dict | None:
     """The build's status file while a build of this index runs (the page's or index_build.py's), else None:
     a stopped build's estimate would be a promise nobody keeps."""
-    from .background import status_file
-    from .index import building
-    from .progress import read_status
+    from .background import build_running, status
 
-    return read_status(status_file(index)) if building(index) else None
+    return status(index) if build_running(index) else None
 
 
 def _emit(results: Iterable[tuple[str, str, Result]], as_json: bool, status: dict | None = None) -> None:
     """Each result as a table or a JSON line; a list ranked by words (the abstracts not all embedded yet)
     says when ranking by meaning comes, from the running build's status."""
-    from .progress import meaning_eta, with_meaning_note
+    from .progress import meaning_eta, with_build_notes
 
     for key, value, result in results:
-        message = with_meaning_note(result, lambda: status)
+        message = with_build_notes(result, lambda: status)
         if as_json:
             obj = {key: value, "score": result.score_name, "hits": [h.to_dict() for h in result.hits]}
             if result.space == "multilingual":
@@ -131,7 +129,8 @@ def cmd_query(engine: Engine, args: argparse.Namespace) -> int:
         raise UsageError("empty query: give TEXT or --file FILE")
     filters = _filters(engine, args)
     if args.mode == "reviews":
-        _emit((("query", q, engine.search_reviews(q, args.k, filters)) for q in queries), args.json)
+        _emit((("query", q, engine.search_reviews(q, args.k, filters)) for q in queries), args.json,
+              _coming(args.index or default_index()))
     else:
         _emit((("query", q, engine.search(q, args.k, args.mode, filters)) for q in queries), args.json,
               _coming(args.index or default_index()))
@@ -193,14 +192,28 @@ def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _need_explore(engine: Engine) -> None:
-    if not engine.catalog.topics:
+def _explore_missing(engine: Engine, args: argparse.Namespace) -> bool:
+    """Whether the index lacks topics and the map, said in words: still to come from the build running now (with
+    its time left; exit 0, as `fared` waiting), left by a build that stopped before them, or never built (an older
+    version's index, or one built for evaluation: only then is rebuilding the answer)."""
+    from .progress import part_note
+
+    if engine.catalog.topics:
+        return False
+    if not {"abstracts", "topics and map"} & set(engine.manifest.pending):
         raise UsageError(f"the index at {engine.data.path} has no topics or map (built with an older "
                          "version or for evaluation); run `python index_build.py` to rebuild it")
+    status = _coming(args.index or default_index())
+    said = f"The topics and the map of this index are not built yet. {part_note('topics and map', status)}"
+    if status is None:
+        raise UsageError(said)
+    print(json.dumps({"waiting": True, "message": said}) if args.json else said)
+    return True
 
 
 def cmd_topics(engine: Engine, args: argparse.Namespace) -> int:
-    _need_explore(engine)
+    if _explore_missing(engine, args):
+        return 0
     for t in engine.catalog.topics.values():
         if args.json:
             print(json.dumps({"topic": t.id, "label": t.label, "size": t.size, "papers": t.papers},
@@ -211,7 +224,8 @@ def cmd_topics(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
-    _need_explore(engine)
+    if _explore_missing(engine, args):
+        return 0
     for p, (x, y) in zip(engine.papers, engine.catalog.map_xy.tolist()):
         if args.json:
             print(json.dumps({"id": p.id, "x": round(x, 6), "y": round(y, 6), "topic": p.topic}))
@@ -292,7 +306,7 @@ def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
     if not engine.has_vector(args.paper or None):
         from .progress import meaning_note
 
-        said = ("How similar submissions fared needs the abstracts' vectors, which the build is embedding now. "
+        said = ("How similar submissions fared needs the abstracts' vectors, not all embedded yet. "
                 + meaning_note(_coming(args.index or default_index()))).strip()
         print(json.dumps({"waiting": True, "message": said}) if args.json else said)
         return 0

@@ -13,6 +13,7 @@ import math
 import re
 import os
 import shutil
+import signal
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ class IndexSpecError(ValueError):
 
 class BuildBusy(Exception):
     """Another build of the same index holds its lock."""
+
+
+class Superseded(Exception):
+    """This build was stopped for a newer one of the same index (a re-fetch's: background.job_lock); what it
+    embedded is in the embedding cache, and the index it published stays served until the newer one publishes."""
 
 
 @dataclass
@@ -245,6 +251,22 @@ def publish(build_dir: Path, out: Path, keep: int = 3, spare: Path | None = None
     """Move a finished build into place with one atomic rename of the `out` link.
 
     spare: an older build a build in progress still reads parts from, kept whatever its age."""
+    with _uninterrupted():
+        return _publish(build_dir, out, keep, spare)
+
+
+@contextmanager
+def _uninterrupted():
+    """SIGTERM (a newer build stopping this one: background.job_lock) held back until the link is swapped, so a
+    stopped build leaves neither a renamed folder the link misses nor a stray link."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _publish(build_dir: Path, out: Path, keep: int, spare: Path | None) -> Path:
     vdir = versions_dir(out)
     final = vdir / build_dir.name.replace("tmp-", "build-", 1)
     os.rename(build_dir, final)

@@ -19,9 +19,8 @@ WORDS = {
         "`python index_build.py` (the multilingual space is on by default) to search across "
         "languages, or ask in English."),
     "multilingual coming": (
-        "This query looks like another language ({language}). The index's multilingual space is "
-        "still being built (the build's progress says when it lands), so for now it can only "
-        "match English: ask in English, or again once it is there."),
+        "This query looks like another language ({language}). The index's multilingual space is not built "
+        "yet, so for now it can only match English: ask in English, or again once it is there."),
     "searched as English": "It was searched as English.",
     "across short": ("Short queries in another language match less well: name the technique, or say in a "
                      "sentence what the paper does (or ask in English)."),
@@ -35,19 +34,24 @@ WORDS = {
         "Nothing in this index is close to these texts: none reads like an abstract or a title (each has "
         "fewer than {words} words that carry meaning; the closest paper's similarity is {best:.2f}). The list "
         "below is the least far."),
-    # the build's words stage (build.py): the page and the CLI add the time left (progress.meaning_note)
-    "by words": "Ranked by words for now: the abstracts are still being embedded, and ranking by meaning follows.",
+    # the build's words stage (build.py): the page and the CLI add whether the build runs and its time left
+    # (progress.with_build_notes, by PART_OF)
+    "by words": "Ranked by words for now: the abstracts are not all embedded yet, and ranking by meaning follows.",
     "new by words": ("{n:,} of the papers searched are not embedded yet; until they are, they are found by their "
                      "words only."),
     "new left out": ("{n:,} of the papers searched are not embedded yet, and ranking by meaning alone leaves them "
                      "out until they are; the hybrid mode finds them by their words."),
-    "waiting": "{what} come once {whose} embedded; the build is embedding the abstracts now.",
-    "reviews coming": ("Search within reviews is still being built; the reviews themselves are on each paper's "
-                       "page meanwhile. Try again in a minute."),
+    "waiting": "{what} come once {whose} embedded.",
+    "reviews coming": ("Search within reviews is not built yet; the reviews themselves are on each paper's page "
+                       "meanwhile."),
     "no reviews": ("Search within reviews needs an index with reviews; {why}. Fetch a venue "
                    "(`python -m search fetch`) and build its index."),
     "no review word": "No review uses these words. Try other words, or search the abstracts.",
 }
+# The notices of a part of the index a build has still to publish, and that part (a build stage): the page and the
+# CLI add whether the build runs and when the part comes (progress.with_build_notes)
+PART_OF = {"by words": "abstracts", "new by words": "abstracts", "new left out": "abstracts", "waiting": "abstracts",
+           "reviews coming": "review search", "multilingual coming": "multilingual"}
 
 
 @dataclass(frozen=True)

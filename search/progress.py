@@ -73,51 +73,83 @@ def still_coming(pending: list[str], status: dict | None = None) -> str:
     """The stages an index still lacks, in words, the one being built with its share done:
     "why-this-result sentences (35% built), queries in other languages"."""
     status = status or {}
-    until = status.get("eta_stages") or {}
     parts = []
     for stage in pending:
-        words = STAGE_WORDS.get(stage, stage)
-        total = status.get("total") or 0
         said = []
-        if status.get("stage") in _REPORTED.get(stage, ()) and total > 1:
-            share = 100 * (status.get("done") or 0) / total
+        share = _share(stage, status)
+        if share is not None:
             said.append(f"{share:.0f}% built" if stage != "multilingual" else
                         f"{status['stage'].split()[-1]} {share:.0f}% built")
         elif status.get("stage") in _REPORTED.get(stage, ()):
             said.append("being built")
-        last = next((until[s] for s in reversed(_REPORTED.get(stage, (stage,))) if s in until), None)
+        last = part_eta(stage, status)
         if last is not None:
             said.append(f"in about {duration(last)}")
-        parts.append(words + (f" ({', '.join(said)})" if said else ""))
+        parts.append(STAGE_WORDS.get(stage, stage) + (f" ({', '.join(said)})" if said else ""))
     return ", ".join(parts)
+
+
+def _share(part: str, status: dict) -> float | None:
+    """The percentage done of the progress stage of `part` the build reports now (None when it reports another)."""
+    total = status.get("total") or 0
+    if status.get("stage") in _REPORTED.get(part, ()) and total > 1:
+        return 100 * (status.get("done") or 0) / total
+    return None
+
+
+def part_eta(part: str, status: dict | None) -> float | None:
+    """Seconds until a part of the index (a build stage: "abstracts", "topics and map", …) is built, by the running
+    build's status file; None when it cannot tell."""
+    status = status or {}
+    until = status.get("eta_stages") or {}
+    reported = _REPORTED.get(part, (part,))
+    last = next((until[s] for s in reversed(reported) if s in until), None)
+    if last is None and status.get("stage") == reported[-1]:
+        last = status.get("eta")  # its own pace, before the whole job's can be judged: texts go longest first,
+    return last                   # so it starts slow and errs long
 
 
 def meaning_eta(status: dict | None) -> float | None:
     """Seconds until the abstracts are embedded, by the build's status file (None when it cannot tell)."""
-    status = status or {}
-    until = (status.get("eta_stages") or {}).get("abstracts")
-    if until is None and status.get("stage") == "abstracts":
-        until = status.get("eta")  # its own pace, before the whole job's can be judged: texts go longest first,
-    return until                   # so it starts slow and errs long
+    return part_eta("abstracts", status)
+
+
+def part_note(part: str, status: dict | None) -> str:
+    """When a part of the index a build has still to publish comes, for the words saying it is not there yet: the
+    time left by the running build's status file, else its share done, else that the running build brings it.
+    `status` None means that no build of the index runs: then the build stopped before it, and that is said."""
+    words = STAGE_WORDS.get(part, part)
+    if status is None:
+        return (f"The build stopped before {words}; `python index_build.py` on the same inputs finishes it from "
+                "the cache.")
+    eta = part_eta(part, status)
+    said = "By meaning" if part == "abstracts" else words[:1].upper() + words[1:]
+    if eta is not None:
+        return f"{said} in about {duration(eta)}."
+    share = _share(part, status)
+    if share is not None:
+        return f"The abstracts are {share:.0f}% embedded." if part == "abstracts" else f"{said}: {share:.0f}% built."
+    return f"{said} comes with the build running now."
 
 
 def meaning_note(status: dict | None) -> str:
-    """When ranking by meaning comes, for a list ranked by words meanwhile."""
-    eta = meaning_eta(status)
-    status = status or {}
-    if eta is not None:
-        return f"By meaning in about {duration(eta)}."
-    if status.get("stage") == "abstracts" and (status.get("total") or 0) > 1:
-        return f"The abstracts are {100 * (status.get('done') or 0) / status['total']:.0f}% embedded."
-    return ""
+    """When ranking by meaning comes, for a list ranked by words meanwhile (part_note of the abstracts)."""
+    return part_note("abstracts", status)
 
 
-def with_meaning_note(result, status: Callable[[], dict | None]) -> str:
-    """An engine.Result's message, with when ranking by meaning comes where the list waits for it; `status()`
-    (the running build's status, which takes reading lock and status files) is asked only then."""
-    if not (result.by_words or result.waiting or result.unembedded):
+def with_build_notes(result, status: Callable[[], dict | None]) -> str:
+    """An engine.Result's message, with when each part it waits for comes (part_note): the abstracts' vectors
+    where the list is ranked by words or waits for them, search within reviews, the multilingual space. `status()`
+    (the running build's status, None when none runs; it takes reading lock and status files) is asked only then."""
+    from .notices import PART_OF
+
+    parts = list(dict.fromkeys(PART_OF[n.kind] for n in result.notices if n and n.kind in PART_OF))
+    if (result.by_words or result.waiting or result.unembedded) and "abstracts" not in parts:
+        parts.insert(0, "abstracts")
+    if not parts:
         return result.message
-    return " ".join(m for m in (result.message, meaning_note(status())) if m)
+    said = status()
+    return " ".join(m for m in (result.message, *(part_note(p, said) for p in parts)) if m)
 
 
 class ProgressLog:
@@ -136,6 +168,10 @@ class ProgressLog:
         self.costed_time = self.costed_work = 0.0   # the costed stages finished so far: seconds, cost
         self.last_costed = ""
         self.extra: dict = {}
+        # a counted stage (texts embedded chunk by chunk, pages downloaded) is between two reports: a stop asked
+        # meanwhile (background.stoppable) waits for the chunk's end, so the chunk is saved, not lost
+        self.counting = False
+        self.stop: BaseException | None = None
 
     def eta_all(self, stage: str, done: int, total: int, now: float) -> tuple[float | None, dict[str, float]]:
         """The whole job's time left, and the time until each stage still to come is done.
@@ -159,6 +195,7 @@ class ProgressLog:
         return left, until
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        self.counting = total > 1 and done < total
         now = self.clock()
         new = stage != self.stage
         if new:
@@ -183,12 +220,15 @@ class ProgressLog:
         elif new and total <= 1:  # a stage without a count has no tqdm bar either: name it
             self.stream.write(f"{stage}…\n")
             self.stream.flush()
-        if self.status_file is not None and (new or finished or now - self.last_status >= 0.5):
+        if self.status_file is not None and (new or finished or now - self.last_status >= 0.5 or self.stop):
             self.last_status = now
             self.update(state="running", stage=stage, done=done, total=total, rate=round(rate, 2),
                         eta=None if eta is None else round(eta, 1),
                         eta_all=None if eta_all is None else round(eta_all, 1),
                         eta_stages={k: round(v, 1) for k, v in until.items()})
+        if self.stop is not None:  # asked while the chunk reported now was under way: it is saved on the way out
+            stop, self.stop = self.stop, None
+            raise stop
 
     def line(self, stage: str, done: int, total: int, rate: float, eta: float | None) -> str:
         head = f"[{self.job}] " if self.job else ""

@@ -17,7 +17,7 @@ from search.notices import WORDS
 BY_WORDS = WORDS["by words"]
 from search.filters import Filters
 from search.index import UNEMBEDDED, load_index, resolve, versions_dir
-from search.progress import meaning_eta, meaning_note, still_coming, with_meaning_note
+from search.progress import meaning_eta, meaning_note, still_coming, with_build_notes
 
 QUERY = "optical flow robustness to corrupted images"
 
@@ -97,14 +97,17 @@ def test_the_time_until_meaning_is_read_from_the_build_status():
     early = {"stage": "abstracts", "done": 30, "total": 19630, "eta": 1200.0, "eta_stages": {}}
     assert meaning_eta(early) == 1200.0  # before the whole job's pace is known: the stage's own
     assert meaning_note({"stage": "abstracts", "done": 0, "total": 200}) == "The abstracts are 0% embedded."
-    assert meaning_eta(None) is None and meaning_note(None) == ""
+    assert meaning_eta(None) is None  # no build runs: it stopped before the abstracts, and says how to finish
+    assert meaning_note(None).startswith("The build stopped before search by meaning; `python index_build.py`")
+    assert meaning_note({"stage": "loading the model", "done": 0, "total": 1}) == \
+        "By meaning comes with the build running now."
     from search.engine import Result
     from search.notices import notice
 
-    assert with_meaning_note(Result([], [notice("by words")], by_words=True), lambda: running) == \
-        "Ranked by words for now: the abstracts are still being embedded, and ranking by meaning follows. " \
+    assert with_build_notes(Result([], [notice("by words")], by_words=True), lambda: running) == \
+        "Ranked by words for now: the abstracts are not all embedded yet, and ranking by meaning follows. " \
         "By meaning in about 6m05s."
-    assert with_meaning_note(Result([], [notice("empty query")]), lambda: 1 / 0) == \
+    assert with_build_notes(Result([], [notice("empty query")]), lambda: 1 / 0) == \
         "Type a question or a topic to search."  # the status never read
 
 
@@ -136,7 +139,10 @@ def test_the_page_says_what_is_ranked_how_and_what_is_still_coming(words_index, 
     at.query_params.clear()
     at.query_params["topic"] = "0"
     at.run()
-    assert not at.exception and not at.error and any("Topics are still being built" in i.value for i in at.info)
+    # no build runs over this index: it stopped before them, and that is what the page says
+    assert not at.exception and not at.error and any(
+        "Topics come with the map" in i.value and "The build stopped before topics and the map" in i.value
+        for i in at.info)
     at.query_params.clear()
     at.query_params["view"] = "stats"
     at.run()

@@ -307,9 +307,11 @@ def encode_cached(encoder, texts: list[str], cache: EmbeddingCache | None, batch
         if time.perf_counter() - last_save[0] >= SAVE_EVERY:
             save()
 
-    fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool, chunk,
-                   on_chunk=landed)
-    save()
+    try:
+        fresh = encode(encoder, [texts[i] for i in unique_missing], batch_size, progress, desc, pool, chunk,
+                       on_chunk=landed)
+    finally:  # also when the build is stopped (a newer one replaces it: index.Superseded): nothing embedded is lost
+        save()
     by_key = {keys[i]: fresh[j] for j, i in enumerate(unique_missing)}
     for i in missing.tolist():
         out[i] = by_key[keys[i]]
