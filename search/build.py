@@ -63,6 +63,12 @@ class BuildOptions:
     # 200 abstracts embed in about 5 s on two cores (benchmarks/results/first_run_venue.md: 19,642 in 436 s),
     # about what a publish costs, so fewer are embedded before the first publish.
     words_first: int = 200
+    # While the abstracts are embedded after a words stage, the papers are published again every this many
+    # abstracts (and at least PUBLISH_SHARE of the time between publishes spent embedding): the embedded papers
+    # ranked by meaning, the rest by words. At f32 on two AVX2 cores (10 abstracts/s, benchmarks/results/
+    # embed_cpu_avx2.md) the whole venue takes half an hour; 2,000 abstracts are the first 3-4 minutes of it.
+    # 0: publish once, when every abstract is embedded.
+    publish_every: int = 2000
 
 
 @dataclass
@@ -187,6 +193,10 @@ class Build:
 # time left (progress.ProgressLog scales them by the pace of the stage running). Each later part declares its own
 # (PARTS); these are the abstracts' and the last publish's.
 ABSTRACTS_COST, WRITING_COST = 85.0, 1.2
+# The least share of the abstracts' stage spent embedding rather than publishing the papers embedded so far: a
+# publish of 19,630 papers rewrites papers.jsonl and the vectors (some seconds), so on a fast CPU the publishes
+# are spaced further apart than `publish_every`.
+PUBLISH_SHARE = 0.95
 
 
 def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = None, *, model=None,
@@ -339,7 +349,56 @@ def _embed_abstracts(b: Build) -> None:
         return
     _announce(b.progress, f"embedding with {b.embedding['backend']} on {b.embedding['cpu']['name']} "
                           f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
-    b.vectors, b.embedded = _embed(b, "abstracts", b.encoder, [p.text for p in b.papers], b.vectors_key)
+    texts = [p.text for p in b.papers]
+    every = b.options.publish_every
+    if not ("words" in b.published_at and every and len(b.unembedded) > every):
+        b.vectors, b.embedded = _embed(b, "abstracts", b.encoder, texts, b.vectors_key)
+        return
+    _embed_publishing(b, texts, every)
+
+
+def _embed_publishing(b: Build, texts: list[str], every: int) -> None:
+    """The abstracts the words stage published without a vector, embedded a group at a time in index order, the
+    papers published again after each group: those embedded are ranked by meaning, the rest by words
+    (`unembedded` in the manifest counts the rest), as a re-fetch's new papers are. A group is embedded
+    longest text first (batches of like length, little padding), and the groups follow the index's order,
+    which is not the texts' length: the pace of the first groups is the whole stage's, so its time left is
+    right early (longest first over the whole venue, the first 3% ran at 0.8x the stage's mean pace)."""
+    keys = [text_hash(t) for t in texts]
+    cache = b.cache(b.vectors_key)
+    rows = b.unembedded.tolist()
+    total = len({keys[i] for i in rows})
+    stage = dict(seconds=0.0, publishing=0.0, embedded=0)
+    start, size = 0, every
+    while start < len(rows):
+        group, start = rows[start:start + size], start + size
+        t = time.perf_counter()
+        shifted = _shifted(b.progress, stage["embedded"], total)
+        vectors, embedded = encode_cached(b.encoder, [texts[i] for i in group], cache, b.options.batch_size,
+                                          shifted, desc="abstracts")
+        b.vectors[group] = vectors
+        stage["embedded"] += embedded
+        embedding = time.perf_counter() - t
+        stage["seconds"] += embedding
+        b.unembedded = np.array(rows[start:], dtype=np.int64)
+        if start < len(rows):
+            t = time.perf_counter()
+            _publish(b, quiet=True)
+            spent = time.perf_counter() - t
+            stage["publishing"] += spent
+            # the next group long enough that publishing takes at most 1 - PUBLISH_SHARE of the time
+            size = max(every, int(len(group) * spent * PUBLISH_SHARE / ((1 - PUBLISH_SHARE) * max(embedding, 1e-3))))
+    b.embedded = stage["embedded"]
+    b.embedding["seconds"]["abstracts"] = round(stage["seconds"], 3)
+    b.embedding["seconds"]["abstracts published as they came"] = round(stage["publishing"], 3)
+    b.embedding["embedded"]["abstracts"] = b.embedded
+
+
+def _shifted(progress: Progress | None, before: int, total: int) -> Progress | None:
+    """A group's progress as the whole stage's: `before` texts done before it, `total` in all."""
+    if progress is None:
+        return None
+    return lambda stage, done, _total: progress(stage, before + done, total)
 
 
 def _embed_sentences(b: Build) -> None:
@@ -434,9 +493,14 @@ def _write_words(b: Build, build_dir: Path) -> None:
                                   if b.onnx_file and o.query_encoder else None)
     if "abstracts" not in b.done:
         # exact search over the cached vectors: an approximate index trained on rows of zeros would be skewed
-        b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, ix.EXACT))
-        ix.write_unembedded(build_dir / ix.UNEMBEDDED, b.unembedded)
-        b.entries["unembedded"] = len(b.unembedded)
+        _write_embedded_so_far(b, build_dir)
+
+
+def _write_embedded_so_far(b: Build, build_dir: Path) -> None:
+    """The vectors embedded so far, zeros for the rest, and which rows those are: the words stage's files again."""
+    b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors, ix.EXACT))
+    ix.write_unembedded(build_dir / ix.UNEMBEDDED, b.unembedded)
+    b.entries["unembedded"] = len(b.unembedded)
 
 
 def _write_abstracts(b: Build, build_dir: Path) -> None:
@@ -536,37 +600,47 @@ def _link(src: Path, dest: Path) -> None:
 
 
 
-def _link_previous_stage(b: Build, build_dir: Path, rewritten: set[str]) -> dict:
-    """The files the last published stage wrote (all but the papers, rewritten each time: topics set
-    theirs, and `rewritten`), hard-linked: no byte copied, and their checksums carried over. A file
-    written again must not be a link: writing it would change the published build's file."""
+def _link_previous_stage(b: Build, build_dir: Path, rewritten: set[str], papers: bool = False) -> dict:
+    """The files the last published stage wrote (all but `rewritten`, and the papers unless `papers`: they are
+    rewritten each time, topics set theirs), hard-linked: no byte copied, and their checksums carried over. A
+    file written again must not be a link: writing it would change the published build's file."""
     known = {}
     for name, meta in b.last_files.items():
-        if name == ix.PAPERS or name in rewritten:
+        if (name == ix.PAPERS and not papers) or name in rewritten:
             continue
         _link(b.last / name, build_dir / name)
         known[name] = meta
     return known
 
 
-def _publish(b: Build) -> Path:
-    """Every stage computed so far into a new build folder, the manifest last, then publish it."""
+def _publish(b: Build, quiet: bool = False) -> Path:
+    """Every stage computed so far into a new build folder, the manifest last, then publish it.
+
+    quiet: a publish within the abstracts' stage (the vectors so far), which the progress does not hear of:
+    the stage's pace and time left go on across it."""
     o = b.options
     t = time.perf_counter()
-    _announce(b.progress, "writing the index")
+    if not quiet:
+        _announce(b.progress, "writing the index")
     build_dir = ix.new_build_dir(b.out)
     written = set(b.published_at)
-    # the words stage's vectors (cached ones, zeros for the rest) give way to the abstracts' own
-    rewritten = {ix.VECTORS, ix.UNEMBEDDED} if "abstracts" in b.done and "abstracts" not in written else set()
-    known = _link_previous_stage(b, build_dir, rewritten) if b.last else {}
+    # the words stage's vectors (cached ones, zeros for the rest) give way to those embedded since, and at last
+    # to the abstracts' own
+    partial = "words" in written and "abstracts" not in b.done and "abstracts" not in written
+    rewritten = {ix.VECTORS, ix.UNEMBEDDED} if partial or ("abstracts" in b.done and "abstracts" not in written) \
+        else set()
+    known = _link_previous_stage(b, build_dir, rewritten, papers=partial) if b.last else {}
     b.linked = {}
-    ix.write_papers(build_dir / ix.PAPERS, b.papers)
+    if not (partial and b.last):  # the papers as the words stage wrote them: only their vectors are new
+        ix.write_papers(build_dir / ix.PAPERS, b.papers)
     for stage in b.done:
         if stage not in written:
             if stage in FIRST_WRITERS:
                 FIRST_WRITERS[stage](b, build_dir)
             else:
                 _write_part(b, build_dir, PART[stage])
+    if partial:
+        _write_embedded_so_far(b, build_dir)
     e = b.entries
     stamp = round(time.perf_counter() - b.started, 3)
     manifest = Manifest(  # each part's entry a field of the manifest, or under its `parts` (Part.kind)

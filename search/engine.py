@@ -50,6 +50,10 @@ NOTHING_CLOSE, NO_SHARED_WORD_CLOSE = 0.20, 0.30
 # short strings get inflated cosines ("headless = true" is 0.30 from a conference paper): such a text can't
 # make an upload close.
 UPLOAD_WORDS = 3
+# The share of the papers a filter allows that must have their vector for the hybrid ranking to rank by meaning
+# (Engine._by_words): the build's first group of vectors published (2,000 of 19,630) is above it, the seeds' 66
+# vectors cached beside a venue still to embed are below it.
+HYBRID_SHARE = 0.05
 SORT_POOL = 30            # a sorted list re-orders this many of the most relevant papers (or k if more)
 # ... and keeps of them those whose score is at least a share of the best one's: the 30 most relevant
 # papers of a broad query are not all relevant, and a sort by rating would lift the off-topic ones.
@@ -267,14 +271,18 @@ class Engine:
             raise UnknownPaper([pid])
         return bool(embedded[row])
 
-    def _by_words(self, mask: np.ndarray | None) -> bool:
-        """Whether fewer than half the papers the filters allow have their vector: a ranking by meaning over
-        so few would lift them above the rest (the seeds' 66 vectors beside 19,630 papers still to embed)."""
+    def _by_words(self, mask: np.ndarray | None, share: float = 0.5) -> bool:
+        """Whether fewer than `share` of the papers the filters allow have their vector. Ranking by meaning alone
+        (and the lists that need vectors: similar papers, papers like these) waits for half of them: over fewer
+        it would leave most papers out. The hybrid ranking gives a paper without a vector a closeness from its
+        words (rankers.by_words_closeness), so it ranks by meaning from HYBRID_SHARE on, the first group of
+        vectors a build publishes (2,000 of 19,630); the seeds' 66 vectors beside a venue still to embed are
+        too few to call a ranking by meaning."""
         embedded = self.rankers.embedded
         if embedded is None:
             return False
         allowed = embedded if mask is None else embedded[mask]
-        return 2 * int(allowed.sum()) < len(allowed)
+        return int(allowed.sum()) < share * len(allowed)
 
     def _unembedded(self, mask: np.ndarray | None) -> int:
         embedded = self.rankers.embedded
@@ -353,7 +361,7 @@ class Engine:
         kind = fusion.query_kind(query[:MAX_QUERY_CHARS])
         query = fusion.as_asked(query, kind)
         text = query[:MAX_QUERY_CHARS]
-        by_words = mode != "keyword" and self._by_words(mask)
+        by_words = mode != "keyword" and self._by_words(mask, HYBRID_SHARE if mode == "hybrid" else 0.5)
         q = Read(text, kind, language, "keyword" if by_words else mode, by_words, told,
                  terms=rk.lexical.meaningful(lexical.query_terms(text)), lex_scores=rk.lexical.scores(text))
         if by_words:  # the words stage: no vector to compare the query with

@@ -45,6 +45,18 @@ def all_vectors(index, dtype=np.float32, chunk: int = 100_000) -> np.ndarray:
     return out
 
 
+def by_words_closeness(cosines: np.ndarray, their_words: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """A closeness for papers without a vector, from their words: the cosine that stands among the embedded
+    candidates (`cosines`, with BM25 scores `their_words`) where the paper's BM25 score (`words`) stands among
+    theirs. A paper without a vector is so ranked by its words on the embedded papers' scale, neither lifted nor
+    sunk beside them, while the build publishes the vectors as they come: given the least cosine of the embedded
+    (as before), every paper without a vector fell below each embedded one its words matched as well.""" 
+    if not len(cosines):
+        return np.zeros(len(words), np.float32)
+    share = np.searchsorted(np.sort(their_words), words, side="right") / len(their_words)
+    return np.quantile(cosines, np.clip(share, 0.0, 1.0)).astype(np.float32)
+
+
 class Rankers:
     """Every signal a paper can be ranked by, over one index's papers (rows)."""
 
@@ -132,9 +144,10 @@ class Rankers:
         if self.evidence is not None:
             sentence = fusion.best_sentence(self.evidence.vectors, self.evidence.offsets, rows, vec)
         cosines = self.cosines(rows, vec)
-        if self.embedded is not None:  # a paper without its vector counts as the least close of those with one,
-            has = self.embedded[rows]   # so it is ranked by its words and the others' scaling is kept
-            cosines = np.where(has, cosines, cosines[has].min() if has.any() else 0.0)
+        if self.embedded is not None:
+            has = self.embedded[rows]
+            cosines = np.where(has, cosines, by_words_closeness(cosines[has], lex_scores[rows][has],
+                                                                lex_scores[rows]))
         return fusion.Candidates(rows, lex_scores[rows], cosines, sentence)
 
     def svm_scores(self, rows: list[int], extra: np.ndarray | None = None) -> np.ndarray:
