@@ -1,7 +1,7 @@
 """The papers of an index as a catalogue: ids and aliases, facets and filters, sorting, topics and the map."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -33,7 +33,9 @@ class Catalog:
     `fetches`: how many fetches the index's history holds (the filters on changes need two)."""
 
     def __init__(self, papers: list[Paper], topics: Iterable[Topic] = (), map_points: Iterable[dict] = (),
-                 fetches: int = 0):
+                 fetches: int = 0, explored: Callable[[], tuple[Iterable[Topic], Iterable[dict]]] | None = None):
+        """`explored`: the topics and map points read when first asked for, instead of `topics` and `map_points`
+        (a search that shows no topic label reads neither file)."""
         self.papers = papers
         self._row: dict[str, int] = {}
         for row, p in enumerate(papers):
@@ -72,8 +74,28 @@ class Catalog:
         self.fetches = fetches
         self.facts = IndexFacts(frozenset(self.areas), frozenset(self.venues), frozenset(self.decisions),
                                 tuple(self.sub_scores), self.has_authors, self.has_ratings, fetches)
-        self.topics = {t.id: t for t in topics}
-        self.map_xy = self._map(list(map_points))
+        self._explored = explored
+        if explored is None:
+            self._explore(topics, map_points)
+
+    def _explore(self, topics: Iterable[Topic], map_points: Iterable[dict]) -> None:
+        self._topics = {t.id: t for t in topics}
+        self._map_xy = self._map(list(map_points))
+        self._explored = None
+
+    @property
+    def topics(self) -> dict[int, Topic]:
+        """The topics by id ({} for an index built without them)."""
+        if self._explored is not None:
+            self._explore(*self._explored())
+        return self._topics
+
+    @property
+    def map_xy(self) -> np.ndarray | None:
+        """Each row's map coordinates (None for an index built without the map)."""
+        if self._explored is not None:
+            self._explore(*self._explored())
+        return self._map_xy
 
     def _map(self, points: list[dict]) -> np.ndarray | None:
         """Map coordinates by row (None for an index built without the map); KeyError names a missing paper."""

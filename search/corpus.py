@@ -77,6 +77,8 @@ class Paper:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Paper":
+        if d.keys() <= cls.__dataclass_fields__.keys():  # as to_dict wrote it: no key to leave out
+            return cls(**d)
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 

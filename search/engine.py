@@ -3,8 +3,9 @@ texts. It holds an index's catalogue (catalog.py), its rankers (rankers.py) and 
 (query_cache.py), and turns the rows they rank into results."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from .papermap import MAP
 from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
 from .encoding.multilingual import NON_LATIN, detect_language
 from .query_cache import MAX_QUERY_CHARS, QueryCache
-from .encoding.query_encoder import load_encoder
+from .encoding.query_encoder import LazyEncoder, load_encoder
 from .fusion import rrf_ranked
 from .rankers import POOL, Rankers, top_rows, unit
 
@@ -215,7 +216,10 @@ class Engine:
     """Answers queries over one loaded index: `search`, `similar`, `like_texts` and `shared`."""
 
     def __init__(self, data: IndexData, model, fingerprint: str | None = None, query_cache: int = 256,
-                 fusion: str = DEFAULT_FUSION, weights: fusion.Weights = fusion.DEFAULT_WEIGHTS):
+                 fusion: str = DEFAULT_FUSION, weights: fusion.Weights = fusion.DEFAULT_WEIGHTS, lazy: bool = False):
+        """lazy: each part of the index (BM25, the reviews, topics and map, sentences, the multilingual space, the
+        reviewers' summaries, and a LazyEncoder's model) is read at its first use, so a command loads only what
+        it needs (open_engine's way); otherwise all of them now, each refused at once where it cannot be read."""
         encoder = as_encoder(model, fingerprint)
         m = data.manifest
         if encoder.get_embedding_dimension() != m.dimension:
@@ -228,19 +232,33 @@ class Engine:
         self.papers = data.papers
         self.max_tokens = encoder.max_seq_length
         self.fusion, self.weights = fusion, weights
-        self.parts = _parts(data)   # each later part as it loads (build.Part.load), by name; None where absent
-        self.catalog = _catalog(data, self.parts["topics and map"])
-        multilingual = self.parts["multilingual"]
-        try:
-            self.reviews = reviews.load(data.path, m.reviews, len(self.papers))
-        except (OSError, ValueError) as e:
-            raise IndexLoadError(f"{data.path}: its reviews cannot be read ({e}); {REBUILD}") from None
-        self.rankers = Rankers(data.vectors, m.index.exact,
-                               lexical.Lexical(data.path, len(self.papers)), self.parts["sentences"], multilingual,
-                               self.catalog.derived, self.parts["summaries"], data.unembedded)
-        self.queries = QueryCache(encoder, multilingual.encoder if multilingual else None, query_cache)
+        self.parts = Parts(data)   # each later part as it loads (build.Part.load), by name; None where absent
+        fetches = m.history.fetches if m.history else 0
+        self.catalog = Catalog(data.papers, fetches=fetches, explored=lambda: _explored(data, self.parts))
+        self.rankers = Rankers(data.vectors, m.index.exact, lambda: _bm25(data), self.parts, self.catalog.derived,
+                               data.unembedded)
+        self.queries = QueryCache(encoder, lambda: self.multilingual.encoder if self.multilingual else None,
+                                  query_cache)
         self._fates: dict = {}
         self._changes: dict = {}
+        if not lazy:
+            self.load_all()
+
+    def load_all(self) -> None:
+        """Read every part of the index now (what a lazy engine reads at each part's first use)."""
+        loaded = [self.parts[name] for name in self.parts]
+        loaded += [self.catalog.topics, self.reviews, self.rankers.lexical, self.rankers.vectors,
+                   self.rankers.ml_evidence]
+        if isinstance(self.model, LazyEncoder):
+            loaded.append(self.model.encoder)
+
+    @cached_property
+    def reviews(self) -> reviews.Reviews | None:
+        """The reviews part: each paper's reviews one seek away, their search read at its first use."""
+        try:
+            return reviews.load(self.data.path, self.manifest.reviews, len(self.papers), self.data.verified)
+        except (OSError, ValueError) as e:
+            raise IndexLoadError(f"{self.data.path}: its reviews cannot be read ({e}); {REBUILD}") from None
 
     @property
     def manifest(self) -> Manifest:
@@ -567,12 +585,14 @@ class Engine:
         """What changed since the previous fetch (or the last fetch on or before `since`, an ISO date): read
         from the index's history, not at load; HistoryError where `since` names no fetch."""
         if since not in self._changes:  # read once a build: 19,630 papers' histories take a second to read
+            self.data.verified(*history.FILES)
             self._changes[since] = history.changes(history.load(self.data.path), self.papers, since)
         return self._changes[since]
 
     def rating_history(self, pid: str) -> list[history.Point]:
         """A paper's ratings over time: each review as posted and edited, and each fetch's ([] without)."""
         record = self.review_record(pid)
+        self.data.verified(*history.FILES)
         fetches = history.load_fetches(self.data.path)
         return history.timeline(history.paper_entry(self.data.path, record["id"]), fetches, record["reviews"])
 
@@ -645,30 +665,70 @@ class Engine:
         return shared_keywords(self.papers[a], self.papers[b]), pair
 
 
-def _parts(data: IndexData) -> dict[str, object]:
-    """The later parts of the index the engine holds, each loaded as its declaration says (build.PARTS), by
-    name: None where the index has none; IndexLoadError names one that cannot be read."""
-    loaded = {}
-    for part in build.PARTS:
-        if part.load is None:
-            continue
-        try:
-            entry = data.manifest.entry(part.entry, part.kind)
-            loaded[part.name] = part.load(data, entry) if entry else None
-        except ManifestError as e:
-            raise IndexLoadError(f"{data.path / MANIFEST} is not a format-{FORMAT} manifest ({e}); {REBUILD}") from None
-        except (OSError, ValueError) as e:
-            raise IndexLoadError(f"{data.path}: its {part.what} cannot be read ({e}); {REBUILD}") from None
-    return loaded
+class Parts(Mapping):
+    """The later parts of the index the engine holds (build.PARTS), by name, None where the index has none. Their
+    manifest entries are checked at once (ManifestError -> IndexLoadError); each part's files are verified
+    against their checksums and read at its first use (`loaded` names those read so far)."""
+
+    def __init__(self, data: IndexData):
+        self.data, self.loaded = data, {}
+        self.entries = {}
+        for part in build.PARTS:
+            if part.load is None:
+                continue
+            try:
+                self.entries[part.name] = part, data.manifest.entry(part.entry, part.kind)
+            except ManifestError as e:
+                raise IndexLoadError(f"{data.path / MANIFEST} is not a format-{FORMAT} manifest ({e}); {REBUILD}") from None
+
+    def __getitem__(self, name: str):
+        if name not in self.loaded:
+            part, entry = self.entries[name]
+            self.loaded[name] = _load_part(self.data, part, entry) if entry else None
+        return self.loaded[name]
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
-def _catalog(data: IndexData, explored: tuple | None) -> Catalog:
-    """The papers with their topics and map points (parts.explore.load), when the build made them."""
+def _load_part(data: IndexData, part: build.Part, entry):
+    """A part's files checked and loaded as its declaration says; IndexLoadError names one that cannot be read."""
     try:
-        fetches = data.manifest.history.fetches if data.manifest.history else 0
-        return Catalog(data.papers, *(explored or ([], [])), fetches=fetches)
-    except KeyError:
-        raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}") from None
+        data.verified(*part.files)
+        return part.load(data, entry)
+    except (OSError, ValueError) as e:
+        raise IndexLoadError(f"{data.path}: its {part.what} cannot be read ({e}); {REBUILD}") from None
+
+
+def _explored(data: IndexData, parts: Parts) -> tuple:
+    """The topics and map points (parts.explore.load), when the build made them; a map that lacks a paper is
+    refused."""
+    topics, points = parts["topics and map"] or ([], [])
+    if points and {p.id for p in data.papers} - {point["id"] for point in points}:
+        raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}")
+    return topics, points
+
+
+def _bm25(data: IndexData) -> lexical.Lexical:
+    try:
+        data.verified(lexical.BM25_DIR + "/")
+        return lexical.Lexical(data.path, len(data.papers))
+    except (OSError, ValueError, KeyError) as e:
+        raise IndexLoadError(f"{data.path}: its BM25 index cannot be read ({e}); {REBUILD}") from None
+
+
+def _query_encoder(data: IndexData):
+    """The index's ONNX query encoder, its files checked; refused where its vectors are not the index's width."""
+    entry = data.manifest.query_encoder
+    data.verified(entry.file, entry.tokenizer)
+    encoder = load_encoder(data.path, data.manifest)
+    if encoder.get_embedding_dimension() != data.manifest.dimension:
+        raise IndexLoadError(f"the index at {data.path} has {data.manifest.dimension}-d vectors but the query "
+                             f"model makes {encoder.get_embedding_dimension()}-d ones; {REBUILD}")
+    return encoder
 
 
 def load_query_model(name: str):
@@ -683,5 +743,6 @@ def open_engine(index_dir: Path, model=None, fingerprint: str | None = None, fal
     by `fallback(name)` of the model the index names (a loader that shares one model, as the page's does)."""
     data = load_index(index_dir)
     if model is None:
-        model = load_encoder(data.path, data.manifest) or fallback(data.manifest.model.name)
-    return Engine(data, model, fingerprint, **options)
+        model = (LazyEncoder(data.manifest, lambda: _query_encoder(data)) if data.manifest.query_encoder
+                 else fallback(data.manifest.model.name))
+    return Engine(data, model, fingerprint, **{"lazy": True, **options})

@@ -12,7 +12,8 @@ MAX_QUERY_CHARS = 20_000  # longer input is cut before tokenising; the model see
 
 
 class QueryCache:
-    def __init__(self, encoder: Encoder, multilingual=None, size: int = 256):
+    def __init__(self, encoder: Encoder, multilingual: Callable[[], object] = lambda: None, size: int = 256):
+        """multilingual: gives the multilingual encoder (None without one) when a query first needs it."""
         self.encoder, self.multilingual, self.size = encoder, multilingual, size
         self._vectors: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
 
@@ -37,7 +38,7 @@ class QueryCache:
 
     def across_languages(self, query: str) -> np.ndarray:
         """The query's vector in the multilingual space (the same LRU, under keys an English query cannot have)."""
-        return self._cached("\x00ml\x00" + query, lambda: (self.multilingual.encode([query]), False))[0]
+        return self._cached("\x00ml\x00" + query, lambda: (self.multilingual().encode([query]), False))[0]
 
     def clear(self) -> None:
         """Forget every vector (for timing runs that must encode every query)."""

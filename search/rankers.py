@@ -3,7 +3,8 @@ they give together (fused in fusion.py), and the per-list SVM of "papers like th
 engine turns rows into results."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 
 import numpy as np
 
@@ -60,9 +61,10 @@ def by_words_closeness(cosines: np.ndarray, their_words: np.ndarray, words: np.n
 class Rankers:
     """Every signal a paper can be ranked by, over one index's papers (rows)."""
 
-    def __init__(self, index, exact: bool, bm25: lexical.Lexical, evidence: Evidence | None,
-                 multilingual: MultilingualSpace | None, derived: np.ndarray, summaries: Summaries | None = None,
-                 unembedded: np.ndarray | None = None):
+    def __init__(self, index, exact: bool, bm25: Callable[[], lexical.Lexical], parts: Mapping[str, object],
+                 derived: np.ndarray, unembedded: np.ndarray | None = None):
+        """bm25: loads the BM25 index; parts: the index's later parts by name (engine.Parts), each loaded when
+        first asked for. Each signal is read on its first use: a command ranks by what it needs."""
         self.index, self.exact = index, exact
         # rows whose abstract is not embedded yet (the words stage's index): a zero vector each, never a
         # nearest neighbour; None when every row has its vector
@@ -70,16 +72,39 @@ class Rankers:
         if unembedded is not None and len(unembedded):
             self.embedded = np.ones(index.ntotal, dtype=bool)
             self.embedded[unembedded] = False
+        self._bm25, self._parts = bm25, parts
+        self.derived = derived  # titles made from the abstract: no title signal across languages
+
+    @cached_property
+    def vectors(self) -> np.ndarray:
         # FAISS keeps its own copy; this one serves similar(), fusion and filtered scoring directly.
         # Beside an approximate index (a corpus too big for exact search) it is kept in float16:
         # half the memory, cosines within 1e-3.
-        self.vectors = all_vectors(index, np.float32 if exact else np.float16)
-        self.lexical, self.evidence, self.multilingual = bm25, evidence, multilingual
-        self.derived = derived  # titles made from the abstract: no title signal across languages
-        self.summaries = summaries  # the reviewers' summaries of each paper, a view to re-score by
-        self.ml_evidence = None
-        if multilingual is not None and multilingual.sentences is not None and evidence is not None:
-            self.ml_evidence = Evidence(evidence.sentences, multilingual.sentences, evidence.offsets)
+        return all_vectors(self.index, np.float32 if self.exact else np.float16)
+
+    @cached_property
+    def lexical(self) -> lexical.Lexical:
+        return self._bm25()
+
+    @cached_property
+    def evidence(self) -> Evidence | None:
+        return self._parts["sentences"]
+
+    @cached_property
+    def multilingual(self) -> MultilingualSpace | None:
+        return self._parts["multilingual"]
+
+    @cached_property
+    def summaries(self) -> Summaries | None:
+        """The reviewers' summaries of each paper, a view to re-score by."""
+        return self._parts["summaries"]
+
+    @cached_property
+    def ml_evidence(self) -> Evidence | None:
+        ml, evidence = self.multilingual, self.evidence
+        if ml is not None and ml.sentences is not None and evidence is not None:
+            return Evidence(evidence.sentences, ml.sentences, evidence.offsets)
+        return None
 
     def with_vectors(self, mask: np.ndarray | None) -> np.ndarray | None:
         """The rows a mask allows that have their vector (the mask itself when every row has one)."""

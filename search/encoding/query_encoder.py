@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -220,3 +221,33 @@ def load_encoder(index_path: Path, manifest: Manifest, threads: int | None = Non
     return OnnxEncoder(index_path / entry.file, index_path / entry.tokenizer, manifest.model.max_seq_length,
                        manifest.model.fingerprint, entry.runtime, threads)
 
+
+
+class LazyEncoder:
+    """The index's query encoder, loaded at its first use by `load` (which checks it against the index): a
+    command that encodes no query (stats, topics, a paper's reviews, export) pays neither onnxruntime's import
+    nor the model's compile (0.3 s of CPU at start: benchmarks/results/start.md). What the engine asks before
+    a query (the model, its length and dimension) is the manifest's."""
+
+    def __init__(self, manifest: Manifest, load: Callable[[], OnnxEncoder]):
+        entry = manifest.query_encoder
+        self.max_seq_length, self.fingerprint = manifest.model.max_seq_length, manifest.model.fingerprint
+        self.dimension = manifest.dimension
+        self.backend = f"{entry.runtime} f32" if entry.runtime == "onnxruntime" else entry.runtime
+        self._load = load
+        self._encoder: OnnxEncoder | None = None
+
+    @property
+    def encoder(self) -> OnnxEncoder:
+        if self._encoder is None:
+            self._encoder = self._load()
+        return self._encoder
+
+    def get_embedding_dimension(self) -> int:
+        return self.dimension if self._encoder is None else self._encoder.dimension
+
+    def count_tokens(self, text: str) -> int:
+        return self.encoder.count_tokens(text)
+
+    def encode(self, texts: list[str], batch_size: int = 32, **options) -> np.ndarray:
+        return self.encoder.encode(texts, batch_size, **options)

@@ -1,6 +1,7 @@
 """Lexical scores: BM25 (bm25s) over cleaned titles and abstracts, built offline and stored as .npy/.json."""
 from __future__ import annotations
 
+import json
 import logging
 import re
 from functools import lru_cache
@@ -34,9 +35,14 @@ def _stemmer():
 
 @lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
+    """bm25s's English stop words, read from its module alone: importing the package imports scipy and numba."""
+    import importlib.util
 
-    return frozenset(STOPWORDS_EN)
+    spec = importlib.util.spec_from_file_location(
+        "_bm25s_stopwords", Path(importlib.util.find_spec("bm25s").origin).parent / "stopwords.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return frozenset(module.STOPWORDS_EN)
 
 
 def tokenize(text: str) -> list[str]:
@@ -77,15 +83,16 @@ def build(texts: list[str], out_dir: Path) -> str:
 
 
 class Lexical:
-    """Loaded BM25 index; scores every paper for a query in one sparse pass."""
+    """Loaded BM25 index; scores every paper for a query in one sparse pass.
+
+    The matrices bm25s saved are read here with numpy alone: importing bm25s pulls in scipy and numba, 0.6 s of
+    CPU on a command's start (benchmarks/results/start.md), for a sum of a few columns."""
 
     def __init__(self, index_dir: Path, count: int):
-        import bm25s
-
-        self.retriever = bm25s.BM25.load(str(index_dir / BM25_DIR), show_progress=False, verbosity=0)
-        self.vocab = self.retriever.vocab_dict
+        self.matrix = Matrix(index_dir / BM25_DIR)
+        self.vocab = self.matrix.vocab
         self.count = count
-        self.doc_freq = np.diff(self.retriever.scores["indptr"])  # papers holding each vocabulary stem
+        self.doc_freq = np.diff(self.matrix.indptr)  # papers holding each vocabulary stem
 
     def meaningful(self, terms: list[str]) -> set[str]:
         """The terms worth marking in a result: in the vocabulary and not in most papers."""
@@ -97,4 +104,33 @@ class Lexical:
         ids = [self.vocab[t] for t in dict.fromkeys(terms) if t in self.vocab]
         if not ids:
             return np.zeros(self.count, dtype=np.float32)
-        return np.asarray(self.retriever.get_scores(ids), dtype=np.float32)
+        return self.matrix.scores(ids)
+
+
+class Matrix:
+    """A BM25 index as bm25s saves it (params.index.json, vocab.index.json and the CSC matrix of each stem's
+    scores as .npy), scored as bm25s scores it: the columns of the query's stems summed, in its dtype. A method
+    that adds a score for absent stems (bm25l, bm25+) is left to bm25s itself."""
+
+    def __init__(self, folder: Path, mmap: bool = False):
+        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        self.vocab: dict[str, int] = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
+        self.num_docs, self.dtype = int(params["num_docs"]), np.dtype(params.get("dtype", "float32"))
+        self._bm25s = None
+        if params.get("method") in ("bm25l", "bm25+"):
+            import bm25s
+
+            self._bm25s = bm25s.BM25.load(str(folder), mmap=mmap, show_progress=False)
+        mode = "r" if mmap else None
+        self.data, self.indices, self.indptr = (np.load(folder / f"{name}.csc.index.npy", mmap_mode=mode)
+                                                for name in ("data", "indices", "indptr"))
+
+    def scores(self, ids: list[int]) -> np.ndarray:
+        """Every document's score for these vocabulary ids (float32)."""
+        if self._bm25s is not None:
+            return np.asarray(self._bm25s.get_scores(ids), dtype=np.float32)
+        out = np.zeros(self.num_docs, dtype=self.dtype)
+        for i in ids:
+            start, end = self.indptr[i], self.indptr[i + 1]
+            np.add.at(out, self.indices[start:end], self.data[start:end])
+        return out.astype(np.float32, copy=False)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..corpus import Paper
-from .lexical import FILLER, query_terms, tokenize
+from .lexical import FILLER, Matrix, query_terms, tokenize
 from ..manifest import ReviewsEntry
 
 REVIEWS = "reviews.jsonl"
@@ -140,8 +141,10 @@ def paragraphs(text: str) -> list[str]:
 class Reviews:
     """One paper's reviews on demand; the search within all of them, loaded on first use."""
 
-    def __init__(self, path: Path, entry: ReviewsEntry, count: int):
+    def __init__(self, path: Path, entry: ReviewsEntry, count: int, verify: Callable[..., None] = lambda *f: None):
         self.path, self.entry = path, entry
+        self.verify = verify  # checks files against the manifest before their first read (IndexData.verified)
+        verify(OFFSETS)
         self.offsets = np.load(path / OFFSETS)
         if len(self.offsets) != count + 1:
             raise ValueError(f"{path / OFFSETS} has {len(self.offsets) - 1} papers, the index {count}")
@@ -154,16 +157,16 @@ class Reviews:
     def of(self, row: int) -> dict:
         """{"id", "reviews": [...], "meta_review"?, "decision_text"?} of the paper at this row."""
         start, end = int(self.offsets[row]), int(self.offsets[row + 1])
+        self.verify(REVIEWS)
         with open(self.path / REVIEWS, "rb") as f:
             f.seek(start)
             return json.loads(f.read(end - start))
 
     def _load_search(self):
         if self._search is None:
-            import bm25s
-
-            retriever = bm25s.BM25.load(str(self.path / SEARCH_DIR), mmap=True, show_progress=False)
-            self._search = (retriever, retriever.vocab_dict, np.load(self.path / FIELDS))
+            self.verify(SEARCH_DIR + "/", FIELDS)
+            matrix = Matrix(self.path / SEARCH_DIR, mmap=True)
+            self._search = (matrix, matrix.vocab, np.load(self.path / FIELDS))
         return self._search
 
     def search(self, query: str, allowed: np.ndarray | None = None, k: int = 10) -> list[Passage]:
@@ -174,7 +177,7 @@ class Reviews:
         terms = [t for t in dict.fromkeys(query_terms(query, REVIEW_FILLER)) if t in vocab]
         if not terms:
             return []
-        scores = np.asarray(retriever.get_scores([vocab[t] for t in terms]), dtype=np.float32)
+        scores = retriever.scores([vocab[t] for t in terms])
         order = np.argsort(-scores, kind="stable")
         out: list[Passage] = []
         seen: set[int] = set()
@@ -199,5 +202,6 @@ def best_paragraph(text: str, terms: set[str], limit: int = 700) -> str:
     return best if len(best) <= limit else best[:limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def load(path: Path, entry: ReviewsEntry | None, count: int) -> Reviews | None:
-    return Reviews(path, entry, count) if entry else None
+def load(path: Path, entry: ReviewsEntry | None, count: int,
+         verify: Callable[..., None] = lambda *f: None) -> Reviews | None:
+    return Reviews(path, entry, count, verify) if entry else None
