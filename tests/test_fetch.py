@@ -159,7 +159,8 @@ def test_accepted_only_keeps_the_short_record(serve, tmp_path):
     assert [x["id"] for x in recs] == ["id0001", "id0005", "id0006", "id0010"]
     assert recs[0] == {"id": "id0001", "title": "Paper 1", "abstract": "We study problem 1 and solve it well.",
                        "authors": [], "keywords": ["learning", "topic 1"], "primary_area": "optimization",
-                       "venue": "ICLR 2026 Oral", "url": "https://openreview.net/forum?id=id0001",
+                       "venue": "ICLR 2026 Oral", "conference": "ICLR", "year": 2026,
+                       "url": "https://openreview.net/forum?id=id0001",
                        "pdf": "https://openreview.net/pdf?id=id0001", "avg_rating": 7.0, "n_ratings": 2,
                        "avg_confidence": 3.5}
     assert notes_requests(server)[0]["content.venueid"] == VENUE
