@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from .corpus import Paper
+from .corpus import FIELDS, RECORD_ONLY, Paper
 from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort
 from .parts.history import move
 from .text import strip_control
@@ -71,6 +71,7 @@ class Catalog:
                         "new": np.array([p.new for p in papers], bool),
                         "decision_from": np.array([p.decision_from for p in papers], dtype=object),
                         "reviews_added": np.array([p.reviews_added for p in papers], int)}
+        self._fields: dict[str, list] = {}
         self.fetches = fetches
         self.facts = IndexFacts(frozenset(self.areas), frozenset(self.venues), frozenset(self.decisions),
                                 tuple(self.sub_scores), self.has_authors, self.has_ratings, fetches)
@@ -110,6 +111,14 @@ class Catalog:
         if len(missing):
             raise KeyError(self.papers[int(missing[0])].id)
         return xy
+
+    def field(self, name: str) -> list:
+        """Each paper's value of a declared field (corpus.Fields), in row order: made when first asked for."""
+        if name not in self._fields:
+            if name not in {f.name for f in FIELDS} - set(RECORD_ONLY):
+                raise KeyError(f"no paper field {name!r}")
+            self._fields[name] = [getattr(p, name) for p in self.papers]
+        return self._fields[name]
 
     def paper(self, pid: str) -> Paper | None:
         row = self._row.get(pid.strip())

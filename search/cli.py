@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import guard
 from .guard import UsageError
-from .openreview.fetch import DEFAULT_VENUE, default_out, fetch_venue, partial_paths
+from .openreview.fetch import DEFAULT_VENUE, Partway, default_out, fetch_venues, partial_paths
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .render.export import FORMATS, export
 from .filters import FILTERS, Filters
@@ -470,15 +470,19 @@ def parser() -> argparse.ArgumentParser:
     fd.add_argument("--index", type=Path, default=None,
                     help="index directory (default: $SEARCH_INDEX, else index/)")
     fd.add_argument("--json", action="store_true", help="one JSON object")
-    f = sub.add_parser("fetch", help="download a venue from OpenReview (every submission, its reviews and "
-                                     "decision) as JSONL for the build",
-                       description="Download a venue from OpenReview's API v2 as JSONL for the build. An "
-                                   "interrupted download resumes where it stopped; the file appears whole "
-                                   "or not at all.")
-    f.add_argument("venue", nargs="?", default=DEFAULT_VENUE,
-                   help=f"OpenReview venue id (default {DEFAULT_VENUE}; e.g. NeurIPS.cc/2025/Conference)")
+    f = sub.add_parser("fetch", help="download one or more venues from OpenReview (every submission, its "
+                                     "reviews and decision) as JSONL for the build",
+                       description="Download venues from OpenReview's API v2 as JSONL for the build, one file "
+                                   "a venue, each read with its own group's names (rating and confidence "
+                                   "fields, decisions). An interrupted download resumes where it stopped; each "
+                                   "file appears whole or not at all.")
+    f.add_argument("venues", nargs="*", metavar="venue", default=[DEFAULT_VENUE],
+                   help=f"OpenReview venue ids (default {DEFAULT_VENUE}; e.g. NeurIPS.cc/2025/Conference "
+                        "colmweb.org/COLM/2025/Conference)")
     f.add_argument("--out", type=Path, default=None,
-                   help="JSONL file to write (default: data/<venue id>.jsonl)")
+                   help="JSONL file to write, for one venue (default: data/<venue id>.jsonl)")
+    f.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+                   help="folder of the venues' files, each <venue id>.jsonl (default: data/)")
     f.add_argument("--accepted-only", action="store_true",
                    help="only the accepted papers, with their mean scores and no reviews (the short record)")
     f.add_argument("--api", default=None, metavar="URL",
@@ -548,32 +552,69 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def fetch_outputs(venues: list[str], out: Path | None, out_dir: Path | None) -> list[tuple[str, Path]]:
+    """Each venue id (once, in the order given) with the file it is written to."""
+    venues = list(dict.fromkeys(venues))
+    if out is not None and (len(venues) > 1 or out_dir is not None):
+        raise UsageError("--out names one venue's file; with several venues use --out-dir DIR (each venue's "
+                         "file is DIR/<venue id>.jsonl)")
+    if out is not None:
+        return [(venues[0], out)]
+    outs = [(v, default_out(v) if out_dir is None else out_dir / default_out(v).name) for v in venues]
+    clash = [v for v, path in outs if [p for _, p in outs].count(path) > 1]
+    if clash:
+        raise UsageError(f"venues {', '.join(clash)} would share the file {dict(outs)[clash[0]]}")
+    return outs
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
-    """Download into a partial file beside the output, then publish it whole."""
+    """Download each venue into a partial file beside its output, then publish it whole."""
     from .progress import ProgressLog
 
     if args.tries < 1 or args.timeout <= 0 or args.wait < 0 or args.max_wait < 0 or args.retry_budget < 0:
         raise UsageError("--tries must be at least 1, --timeout above 0, --wait, --max-wait and --retry-budget "
                          "0 or more")
-    out = args.out or default_out(args.venue)
+    outs = fetch_outputs(args.venues, args.out, args.out_dir)
     policy = Policy(tries=args.tries, first_wait=args.wait, max_wait=args.max_wait,
                     connect_timeout=min(10.0, args.timeout), read_timeout=args.timeout,
                     budget=args.retry_budget)
+    kind = "accepted papers" if args.accepted_only else "submissions"
     try:
         api = Api(args.api or default_api(), policy, login=args.login, trust_host=args.trust_host)
-        got = fetch_venue(api, args.venue, out, accepted_only=args.accepted_only,
-                          progress=ProgressLog(job="fetch", interval=2.0, lines=True))
+        got = fetch_venues(api, outs, accepted_only=args.accepted_only,
+                           progress=ProgressLog(job="fetch", interval=2.0, lines=True))
     except (FetchError, KeyboardInterrupt) as e:
-        partial, _ = partial_paths(out)
-        kept = f"; what arrived is kept in {partial}: run the same command to resume" if partial.exists() else ""
-        message = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
-        print(f"error: {message}{kept}", file=sys.stderr)
-        return 130 if isinstance(e, KeyboardInterrupt) else 2
-    kind = "accepted papers" if args.accepted_only else "submissions"
-    left = f" ({got.no_abstract:,} without an abstract left out)" if got.no_abstract else ""
-    print(f"wrote {got.records:,} {kind} of {args.venue} ({got.reviewed:,} with review scores) to {out}{left}\n"
-          f"build their index with: python index_build.py seeds {out}")
+        return _fetch_failed(e, outs, kind)
+    for one in got:
+        print(_fetched_line(one, kind))
+    print(f"build their index with: python index_build.py seeds {' '.join(str(one.out) for one in got)}")
     return 0
+
+
+def _fetched_line(got, kind: str) -> str:
+    left = f" ({got.no_abstract:,} without an abstract left out)" if got.no_abstract else ""
+    return f"wrote {got.records:,} {kind} of {got.venue} ({got.reviewed:,} with review scores) to {got.out}{left}"
+
+
+def _fetch_failed(e: BaseException, outs: list[tuple[str, Path]], kind: str) -> int:
+    """One line naming what failed and what is kept; with several venues, which were written and the command
+    that fetches the rest."""
+    interrupted = isinstance(e, KeyboardInterrupt) or getattr(e, "interrupted", False)
+    venue = e.venue if isinstance(e, Partway) else outs[0][0]
+    done = e.done if isinstance(e, Partway) else []
+    for one in done:
+        print(_fetched_line(one, kind))
+    out = dict(outs)[venue]
+    partial, _ = partial_paths(out)
+    kept = f"; what arrived is kept in {partial}: run the same command to resume" if partial.exists() else ""
+    message = "interrupted" if interrupted else str(e)
+    if len(outs) > 1 and isinstance(e, Partway):
+        rest = [v for v, _ in outs[len(done):]]
+        message = f"{venue}: {message}"
+        if done:
+            kept += f" (only the rest: python -m search fetch {' '.join(rest)} with the same options)"
+    print(f"error: {message}{kept}", file=sys.stderr)
+    return 130 if interrupted else 2
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ import hashlib
 import io
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from . import decoding
@@ -23,14 +23,62 @@ class CorpusError(Exception):
     """Bad input; the message is one line that names the file (and line)."""
 
 
-# the parts of a paper papers.jsonl leaves out (search/parts/reviews.py writes them)
-RECORD_ONLY = ("reviews", "meta_review", "decision_text")
 # review fields that are not sub-scores
 NOT_SUB_SCORES = {"rating", "confidence"}
 
 
+# How a source's field is merged (Fields' metadata "merge"): "first", the first record that has it (the default);
+# "reviews", together with the other review fields, from the first record that has reviews (all from one source);
+# "with:NAME", from the record NAME was taken from (affiliations with their authors, one per author).
+REVIEWS = "reviews"
+
+
+@dataclass(kw_only=True)
+class Fields:
+    """What a source may say of a paper, each field declared once, here: a JSONL or CSV record's key of the same
+    name is read by the field's type (`_record`), a venue list's entry by `venuelists.py`, the merge carries it
+    (`_merge_group`), papers.jsonl, the catalogue's `fields` and a hit's `--json` hold it, and an index written
+    before the field existed loads with its default. Adding a field is one line below."""
+    authors: list[str] = field(default_factory=list)
+    # one per author, parallel to `authors` ("" unknown); "A+B" is two institutions of one author
+    affiliations: list[str] = field(default_factory=list, metadata={"merge": "with:authors", "cells": True})
+    keywords: list[str] = field(default_factory=list)
+    url: str = ""
+    primary_area: str = ""
+    venue: str = ""          # the venue's own words for the paper: "ICLR 2026 Oral", "COLM 2024 Poster"
+    conference: str = ""     # the venue's short name: "ICLR", "COLM", "NeurIPS"
+    year: int | None = None
+    track: str = ""          # a venue list's track or status words: "Main", "Findings", "Oral"
+    pdf: str = ""
+    # from a whole-venue fetch or a venue list: Oral, Poster, Rejected, Withdrawn, Under review, ...; "" unknown
+    decision: str = ""
+    tldr: str = ""
+    code: str = ""           # a code link the abstract or TL;DR gives
+    citations: int | None = None  # Google Scholar's count, where a venue list gives one; None unknown
+    # from the public reviews (python -m search fetch, or a venue list's per-review ratings); None where none shown
+    avg_rating: float | None = field(default=None, metadata={"merge": REVIEWS})
+    avg_confidence: float | None = field(default=None, metadata={"merge": REVIEWS})
+    n_ratings: int | None = field(default=None, metadata={"merge": REVIEWS})
+    # each review's rating, in the order the venue lists them
+    ratings: list[float] = field(default_factory=list, metadata={"merge": REVIEWS})
+    # the record itself, which papers.jsonl leaves out: the index keeps it in its `reviews` part
+    # (search/parts/reviews.py) and reads one paper's on demand, so a cold start never loads 10x the abstracts' text
+    reviews: list[dict] = field(default_factory=list, repr=False, metadata={"merge": REVIEWS, "record_only": True})
+    meta_review: dict = field(default_factory=dict, repr=False, metadata={"merge": REVIEWS, "record_only": True})
+    decision_text: str = field(default="", repr=False, metadata={"merge": REVIEWS, "record_only": True})
+
+
+FIELDS = fields(Fields)
+# the parts of a paper papers.jsonl leaves out (search/parts/reviews.py writes them)
+RECORD_ONLY = tuple(f.name for f in FIELDS if f.metadata.get("record_only"))
+
+
+def merge_rule(f) -> str:
+    return f.metadata.get("merge", "first")
+
+
 @dataclass
-class Paper:
+class Paper(Fields):
     id: str
     abstract: str            # as given, markup included; rendered by the page
     text: str                # cleaned of markup; what the model and BM25 see
@@ -38,20 +86,6 @@ class Paper:
     title_derived: bool
     sources: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)  # other ids that open this paper
-    authors: list[str] = field(default_factory=list)
-    keywords: list[str] = field(default_factory=list)
-    url: str = ""
-    primary_area: str = ""
-    venue: str = ""
-    pdf: str = ""
-    # from the public reviews (python -m search fetch); None where a venue shows none
-    avg_rating: float | None = None
-    avg_confidence: float | None = None
-    n_ratings: int | None = None
-    # from a whole-venue fetch: Oral, Poster, Rejected, Withdrawn, Under review, ...; "" where unknown
-    decision: str = ""
-    tldr: str = ""
-    code: str = ""           # a code link the abstract or TL;DR gives
     topic: int | None = None  # set at build time (search/topics.py)
     # where the paper stood at the previous fetch, set at build time (search/parts/history.py): its mean rating (with
     # one fetch, as its reviews were first posted) and decision; the reviews added since; new: first in this fetch
@@ -59,14 +93,8 @@ class Paper:
     decision_from: str = ""
     reviews_added: int = 0
     new: bool = False
-    # each review's rating, in the order OpenReview lists them; the sub-scores' means ("soundness": 2.75)
-    ratings: list[float] = field(default_factory=list)
+    # the sub-scores' means ("soundness": 2.75), from the reviews
     sub_scores: dict[str, float] = field(default_factory=dict)
-    # the record itself, which papers.jsonl leaves out: the index keeps it in its `reviews` part
-    # (search/parts/reviews.py) and reads one paper's on demand, so a cold start never loads 10x the abstracts' text
-    reviews: list[dict] = field(default_factory=list, repr=False)
-    meta_review: dict = field(default_factory=dict, repr=False)
-    decision_text: str = field(default="", repr=False)
 
     def to_dict(self) -> dict:
         """The paper as papers.jsonl holds it: everything but the reviews' texts."""
@@ -74,6 +102,10 @@ class Paper:
         for name in RECORD_ONLY:
             d.pop(name)
         return d
+
+    def fields_dict(self) -> dict:
+        """Its declared fields as papers.jsonl holds them (what a hit's --json carries of it)."""
+        return {f.name: getattr(self, f.name) for f in FIELDS if f.name not in RECORD_ONLY}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Paper":
@@ -83,28 +115,13 @@ class Paper:
 
 
 @dataclass
-class Record:
+class Record(Fields):
     """One abstract as read from one place, before merging."""
     abstract: str
     source: str
     where: str               # "file:line" for messages
     id: str = ""
     title: str = ""
-    authors: list[str] = field(default_factory=list)
-    keywords: list[str] = field(default_factory=list)
-    url: str = ""
-    primary_area: str = ""
-    venue: str = ""
-    pdf: str = ""
-    avg_rating: float | None = None
-    avg_confidence: float | None = None
-    n_ratings: int | None = None
-    decision: str = ""
-    tldr: str = ""
-    code: str = ""
-    reviews: list[dict] = field(default_factory=list)
-    meta_review: dict = field(default_factory=dict)
-    decision_text: str = ""
     key: str = ""            # match_digest(abstract): made once, it groups copies of one abstract
 
     def __post_init__(self):
@@ -237,24 +254,45 @@ def _as_texts(value, where: str, name: str) -> dict:
     return {str(k): strip_control(str(v)).strip() for k, v in value.items()}
 
 
+def _as_cells(value, where: str, name: str) -> list[str]:
+    """A list kept parallel to another (affiliations to authors): "" stays, for an unknown cell."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(";")]
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) or v is None for v in value):
+        return [strip_control("" if v is None else str(v)).strip() for v in value]
+    raise CorpusError(f"{where}: field '{name}' must be a string or a list of strings")
+
+
+def _as_numbers(value, where: str, name: str) -> list[float]:
+    if value is None or value == "":
+        return []
+    items = value.split(";") if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise CorpusError(f"{where}: field '{name}' must be a list of numbers")
+    return [float(_as_number(v, where, name)) for v in items if v is not None and str(v).strip() != ""]
+
+
+# a declared field's reader, by its type (Fields): (value, where, name) -> the value
+READERS = {"str": _as_str, "list[str]": _as_list, "float | None": _as_number,
+           "int | None": lambda v, where, name: _as_number(v, where, name, integer=True),
+           "list[float]": _as_numbers, "list[dict]": lambda v, where, name: _as_reviews(v, where),
+           "dict": _as_texts}
+
+
+def read_field(f, value, where: str):
+    """One declared field of a record, read by its type; CorpusError names the record and the field."""
+    reader = _as_cells if f.metadata.get("cells") else READERS[f.type]
+    return reader(value, where, f.name)
+
+
 def _record(obj: dict, source: str, where: str) -> Record:
     if not isinstance(obj.get("abstract"), str):
         raise CorpusError(f"{where}: no 'abstract' text field")
     return Record(abstract=_check_abstract(obj["abstract"], where), source=source, where=where,
                   id=_as_str(obj.get("id"), where, "id"), title=_as_str(obj.get("title"), where, "title"),
-                  authors=_as_list(obj.get("authors"), where, "authors"),
-                  keywords=_as_list(obj.get("keywords"), where, "keywords"),
-                  url=_as_str(obj.get("url"), where, "url"),
-                  primary_area=_as_str(obj.get("primary_area"), where, "primary_area"),
-                  venue=_as_str(obj.get("venue"), where, "venue"), pdf=_as_str(obj.get("pdf"), where, "pdf"),
-                  avg_rating=_as_number(obj.get("avg_rating"), where, "avg_rating"),
-                  avg_confidence=_as_number(obj.get("avg_confidence"), where, "avg_confidence"),
-                  n_ratings=_as_number(obj.get("n_ratings"), where, "n_ratings", integer=True),
-                  decision=_as_str(obj.get("decision"), where, "decision"),
-                  tldr=_as_str(obj.get("tldr"), where, "tldr"), code=_as_str(obj.get("code"), where, "code"),
-                  reviews=_as_reviews(obj.get("reviews"), where),
-                  meta_review=_as_texts(obj.get("meta_review"), where, "meta_review"),
-                  decision_text=_as_str(obj.get("decision_text"), where, "decision_text"))
+                  **{f.name: read_field(f, obj.get(f.name), where) for f in FIELDS})
 
 
 def _guarded(parse, skip_bad: bool, skipped: list[str]):
@@ -508,7 +546,23 @@ def near_duplicates(groups: dict[str, list[Record]], owner: dict[str, Record],
 
 
 def _first(group: list[Record], name: str):
-    return next((getattr(r, name) for r in group if getattr(r, name)), type(getattr(group[0], name))())
+    return next((getattr(r, name) for r in group if getattr(r, name) not in (None, "", [], {})),
+                getattr(group[0], name))
+
+
+def _carried(group: list[Record]) -> dict:
+    """Each declared field of the merged paper by its rule (Fields' "merge"): the first record that has it,
+    the reviews' fields together (`_reviews`), a parallel list from the record its list was taken from."""
+    out = {}
+    for f in FIELDS:
+        rule = merge_rule(f)
+        if rule == "first":
+            out[f.name] = _first(group, f.name)
+        elif rule.startswith("with:"):
+            lead = rule[len("with:"):]
+            source = next((r for r in group if getattr(r, lead)), group[0])
+            out[f.name] = getattr(source, f.name)
+    return {**out, **_reviews(group)}
 
 
 def sub_score_means(reviews: list[dict]) -> dict[str, float]:
@@ -522,15 +576,16 @@ def sub_score_means(reviews: list[dict]) -> dict[str, float]:
 
 
 def _reviews(group: list[Record]) -> dict:
-    """The review scores of the first record that has them (all come from one source), with its reviews."""
+    """The review fields of the first record that has reviews or ratings (all come from one source), with the
+    sub-scores' means; each review's rating from its reviews, or as the source listed them (a venue list's)."""
     rec = next((r for r in group if r.reviews), None) or \
-        next((r for r in group if r.avg_rating is not None or r.n_ratings is not None), None)
+        next((r for r in group if r.avg_rating is not None or r.n_ratings is not None or r.ratings), None)
     if rec is None:
         return {}
-    ratings = [float(r["rating"]) for r in rec.reviews if isinstance(r.get("rating"), (int, float))]
-    return {"avg_rating": rec.avg_rating, "avg_confidence": rec.avg_confidence, "n_ratings": rec.n_ratings,
-            "ratings": ratings, "sub_scores": sub_score_means(rec.reviews), "reviews": rec.reviews,
-            "meta_review": rec.meta_review, "decision_text": rec.decision_text}
+    out = {f.name: getattr(rec, f.name) for f in FIELDS if merge_rule(f) == REVIEWS}
+    if rec.reviews:
+        out["ratings"] = [float(r["rating"]) for r in rec.reviews if isinstance(r.get("rating"), (int, float))]
+    return {**out, "sub_scores": sub_score_means(rec.reviews)}
 
 
 def _merge_group(key: str, group: list[Record], alias_keys: list[str] | None = None) -> Paper:
@@ -548,11 +603,7 @@ def _merge_group(key: str, group: list[Record], alias_keys: list[str] | None = N
     text = clean_for_model(f"{title}. {best.abstract}" if title else best.abstract)
     return Paper(id=pid, abstract=best.abstract, text=text,
                  title=title or derive_title(best.abstract), title_derived=not title,
-                 sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases,
-                 authors=_first(group, "authors"), keywords=_first(group, "keywords"),
-                 url=_first(group, "url"), primary_area=_first(group, "primary_area"),
-                 venue=_first(group, "venue"), pdf=_first(group, "pdf"), decision=_first(group, "decision"),
-                 tldr=_first(group, "tldr"), code=_first(group, "code"), **_reviews(group))
+                 sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases, **_carried(group))
 
 
 def load_corpus(paths: list[Path], skip_bad: bool = False,

@@ -82,13 +82,12 @@ class Hit:
 
     def to_dict(self) -> dict:
         p = self.paper
+        # every declared field of the paper (corpus.Fields): `venue` the venue's own words ("ICLR 2026 Oral",
+        # "COLM 2024 Poster"), `conference` and `year` its short name and year, `citations` Google Scholar's count
         out = {"id": p.id, "score": round(float(self.score), 6),
                "cosine": None if self.cosine is None else round(float(self.cosine), 6), "title": p.title,
-               "title_derived": p.title_derived, "abstract": p.abstract, "tldr": p.tldr, "sources": p.sources,
-               "url": p.url, "keywords": p.keywords, "primary_area": p.primary_area, "venue": p.venue,
-               "decision": p.decision, "topic": p.topic, "authors": p.authors, "pdf": p.pdf, "code": p.code,
-               "avg_rating": p.avg_rating, "avg_confidence": p.avg_confidence, "n_ratings": p.n_ratings,
-               "reviews": review_summary(p), "evidence": [s for s, _ in self.evidence]}
+               "title_derived": p.title_derived, "abstract": p.abstract, "sources": p.sources, "topic": p.topic,
+               **p.fields_dict(), "reviews": review_summary(p), "evidence": [s for s, _ in self.evidence]}
         if history.moved(p) or p.new or p.decision_from:  # where it stood at the previous fetch
             out["since_previous_fetch"] = {"new": p.new, "rating_from": p.rating_from, "move": history.move(p),
                                            "decision_from": p.decision_from or None,

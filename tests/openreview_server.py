@@ -1,7 +1,8 @@
 """A local HTTP server that speaks the parts of OpenReview's API v2 that `python -m search fetch` uses,
 and misbehaves on request the way the real service and the networks before it do.
 
-GET /groups?id=  -> {"groups": [group]} or a 404 NotFoundError, as OpenReview answers
+GET /groups?id=  -> {"groups": [group]} or a 404 NotFoundError, as OpenReview answers (one group, or
+                    several: venues with their own names, served side by side)
 GET /notes       -> {"notes": [...], "count": N}, filtered by `invitation` or `content.venueid`, ordered
                     by id (`sort=id`), paged by `after` (or `offset`) and `limit` (at most `cap`)
 POST /login      -> a token (recorded: an anonymous fetch must never come here)
@@ -81,10 +82,12 @@ class _Quiet(ThreadingHTTPServer):
 
 
 class OpenReviewServer:
-    def __init__(self, notes: list[bytes | dict], group: dict, cap: int = 1000, stall_s: float = 30.0):
+    def __init__(self, notes: list[bytes | dict], group: dict | list[dict], cap: int = 1000,
+                 stall_s: float = 30.0):
         self.notes = sorted((Note(n if isinstance(n, bytes) else json.dumps(n).encode()) for n in notes),
                             key=lambda n: n.id)
-        self.group, self.cap, self.stall_s = group, cap, stall_s
+        self.groups = {g["id"]: g for g in ([group] if isinstance(group, dict) else group)}
+        self.cap, self.stall_s = cap, stall_s
         self.faults: dict[str, list] = {}
         self.nginx = False
         self.remove_after: dict[int, str] = {}
@@ -186,11 +189,12 @@ class OpenReviewServer:
                         body.encode() if isinstance(body, str) else body or b"")
                     return self._send(fault.status, data, fault.content_type, fault.headers)
                 if url.path == "/groups":
-                    if params.get("id") != server.group["id"]:
+                    group = server.groups.get(params.get("id"))
+                    if group is None:
                         return self._send(404, json.dumps({"name": "NotFoundError", "status": 404,
                                                            "message": f"Group Not Found: {params.get('id')}"}
                                                           ).encode(), "application/json; charset=utf-8")
-                    return self._send(200, json.dumps({"groups": [server.group]}).encode(), "application/json")
+                    return self._send(200, json.dumps({"groups": [group]}).encode(), "application/json")
                 if url.path == "/notes":
                     body = server.notes_page(params)
                     if fault == CUT:  # the length announced, half of it sent, the connection closed

@@ -159,7 +159,8 @@ def test_accepted_only_keeps_the_short_record(serve, tmp_path):
     assert [x["id"] for x in recs] == ["id0001", "id0005", "id0006", "id0010"]
     assert recs[0] == {"id": "id0001", "title": "Paper 1", "abstract": "We study problem 1 and solve it well.",
                        "authors": [], "keywords": ["learning", "topic 1"], "primary_area": "optimization",
-                       "venue": "ICLR 2026 Oral", "url": "https://openreview.net/forum?id=id0001",
+                       "venue": "ICLR 2026 Oral", "conference": "ICLR", "year": 2026,
+                       "url": "https://openreview.net/forum?id=id0001",
                        "pdf": "https://openreview.net/pdf?id=id0001", "avg_rating": 7.0, "n_ratings": 2,
                        "avg_confidence": 3.5}
     assert notes_requests(server)[0]["content.venueid"] == VENUE
@@ -634,3 +635,103 @@ def test_a_slice_of_the_real_crawl_matches_its_decisions_and_scores(tmp_path):
         if reviews:
             mean = sum(r["content"]["rating"]["value"] for r in reviews) / len(reviews)
             assert rec["avg_rating"] == pytest.approx(mean, abs=1e-4)
+
+
+# ---------------------------------------------------------------- several venues in one call
+
+COLM = "colmweb.org/COLM/2025/Conference"
+# a venue that names everything its own way: its rating is a 1-5 "recommendation" (its reviews carry a
+# "rating" sub-score too, which ICLR's names would take for the rating), its decisions come as a
+# "Final_Decision" reply's "verdict", and its rejected papers sit under a venue id of its own
+COLM_GROUP = {"id": COLM, "content": {k: {"value": v} for k, v in {
+    "submission_id": f"{COLM}/-/Submission", "rejected_venue_id": f"{COLM}/Rejected",
+    "review_name": "Review", "review_rating": "recommendation", "review_confidence": "reviewer_confidence",
+    "meta_review_name": "Area_Chair_Report", "decision_name": "Final_Decision",
+    "decision_field_name": "verdict"}.items()}}
+
+
+def colm_note(number: int, venueid: str, venue: str, verdict: str, recommendations=(4, 5)) -> dict:
+    def answer(kind: str, content: dict, signer: str, n: int) -> dict:
+        return {"id": f"c{kind[:3]}{number}x{n}", "forum": f"colm{number:02d}", "replyto": f"colm{number:02d}",
+                "invitations": [f"{COLM}/Submission{number}/-/{kind}"], "signatures": [f"{COLM}/Submission{number}/{signer}"],
+                "cdate": 1751328000000 + n, "tcdate": 1751328000000 + n,
+                "content": {k: {"value": v} for k, v in content.items()}}
+
+    replies = [answer("Review", {"summary": "A language model study.", "recommendation": r,
+                                 "reviewer_confidence": 3, "rating": 9}, f"Reviewer_C{n}", n)
+               for n, r in enumerate(recommendations, 1)]
+    replies.append(answer("Final_Decision", {"verdict": verdict}, "Program_Chairs", 9))
+    fields = {"title": f"COLM paper {number}", "abstract": f"Language models learn task {number} in context.",
+              "venue": venue, "venueid": venueid, "authors": ["Grace Hopper"]}
+    return {"id": f"colm{number:02d}", "number": number, "forum": f"colm{number:02d}", "cdate": 1743465600000,
+            "invitations": [f"{COLM}/-/Submission"], "content": {k: {"value": v} for k, v in fields.items()},
+            "details": {"replies": replies}}
+
+
+def two_venues() -> list[dict]:
+    """Four ICLR submissions, two of COLM, and one that both venues list (the same OpenReview id)."""
+    both = note(99, decision="Accept (Poster)")
+    both["invitations"] = [f"{VENUE}/-/Submission", f"{COLM}/-/Submission"]
+    return venue_notes(4) + [both, colm_note(1, COLM, "COLM 2025", "Accept"),
+                             colm_note(2, f"{COLM}/Rejected", "Submitted to COLM 2025", "Reject", (1, 2))]
+
+
+def test_two_venues_in_one_call_each_with_its_own_names(tmp_path):
+    server = OpenReviewServer(two_venues(), [GROUP, COLM_GROUP]).start()
+    try:
+        r = run_cli("fetch", VENUE, COLM, "--api", server.url, "--out-dir", str(tmp_path / "data"))
+    finally:
+        server.stop()
+    assert r.returncode == 0, r.stderr
+    iclr, colm = tmp_path / "data" / "ICLR.cc_2026_Conference.jsonl", tmp_path / "data" / "colmweb.org_COLM_2025_Conference.jsonl"
+    assert r.stdout.splitlines() == [
+        f"wrote 5 submissions of {VENUE} (5 with review scores) to {iclr}",
+        f"wrote 3 submissions of {COLM} (2 with review scores) to {colm}",   # ICLR reviewed the shared one
+        f"build their index with: python index_build.py seeds {iclr} {colm}"]
+    # every group before any page: a mistyped second id would end the call before the first download
+    assert [(x["path"], x["params"].get("id") or x["params"].get("invitation")) for x in server.log] == [
+        ("/groups", VENUE), ("/groups", COLM), ("/notes", f"{VENUE}/-/Submission"), ("/notes", f"{COLM}/-/Submission")]
+    got = {x["id"]: x for x in lines(colm)}
+    # COLM's rating is its 1-5 recommendation, not the "rating" sub-score ICLR's names would read
+    assert (got["colm01"]["avg_rating"], got["colm01"]["n_ratings"], got["colm01"]["avg_confidence"]) == (4.5, 2, 3.0)
+    assert (got["colm02"]["avg_rating"], got["colm01"]["reviews"][0]["rating"]) == (1.5, 9)
+    # its decisions by its own reply and venue id: under ICLR's names both would be "Under review"
+    assert (got["colm01"]["decision"], got["colm02"]["decision"]) == ("Accepted", "Rejected")
+    assert {x["id"]: x["decision"] for x in lines(iclr)}["id0002"] == "Rejected"   # ICLR's own, unchanged
+    assert {x["id"]: x["avg_rating"] for x in lines(iclr)}["id0001"] == 7.0        # ICLR's 0-10 rating field
+    # the paper both list is in both files, and the build takes them together as one paper
+    assert "id0099" in got and "id0099" in {x["id"] for x in lines(iclr)}
+    papers, _ = load_corpus([iclr, colm])
+    ids = [p.id for p in papers]
+    assert len(ids) == len(set(ids)) == 7 and "id0099" in ids
+
+
+def test_a_mistyped_second_venue_ends_the_call_before_any_download(serve, tmp_path):
+    server = serve()
+    r = run_cli("fetch", VENUE, "colmweb.org/COLM/2031/Conference", "--api", server.url,
+                "--out-dir", str(tmp_path))
+    assert r.returncode == 2 and r.stderr == (
+        "error: no venue 'colmweb.org/COLM/2031/Conference' on OpenReview (ids look like ICLR.cc/2026/Conference, "
+        "NeurIPS.cc/2025/Conference)\n")
+    assert [x["path"] for x in server.log] == ["/groups", "/groups"] and list(tmp_path.iterdir()) == []
+
+
+def test_a_venue_failing_partway_keeps_the_venues_before_it(tmp_path):
+    down = Reply(503, "Service Unavailable", content_type="text/plain")
+    server = OpenReviewServer(two_venues(), [GROUP, COLM_GROUP]).start().plan("/notes", None, down, down)
+    try:
+        r = run_cli("fetch", VENUE, COLM, "--api", server.url, "--out-dir", str(tmp_path), *QUICK, "--tries", "2")
+    finally:
+        server.stop()
+    assert r.returncode == 2
+    iclr = tmp_path / "ICLR.cc_2026_Conference.jsonl"
+    assert r.stdout == f"wrote 5 submissions of {VENUE} (5 with review scores) to {iclr}\n"
+    assert r.stderr.splitlines()[-1] == (f"error: {COLM}: OpenReview is failing (HTTP 503) after 2 tries (only the "
+                                         f"rest: python -m search fetch {COLM} with the same options)")
+    assert len(lines(iclr)) == 5 and only_output(iclr) == [iclr.name]
+
+
+def test_out_names_one_file_only(serve, tmp_path):
+    r = run_cli("fetch", VENUE, COLM, "--api", serve().url, "--out", str(tmp_path / "x.jsonl"))
+    assert r.returncode == 2 and r.stderr.startswith("error: --out names one venue's file; with several venues "
+                                                     "use --out-dir DIR")

@@ -7,6 +7,11 @@ pages and make another one fall between them. Each complete page is appended to 
 the output, with a small state file saying where the next page starts: an interrupted download
 resumes there on the next run, and the output appears whole, by one rename, only once the number of
 papers received matches what OpenReview announced.
+
+Several venues in one call (`fetch_venues`) read every venue's group first, so a mistyped id ends the call
+before any download, then download each venue into its own file with its own group's names (its rating
+and confidence fields, its review, meta-review and decision invitations, its venue ids for rejected,
+withdrawn and desk-rejected papers): one venue's names never read another's notes.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ def partial_paths(out: Path) -> tuple[Path, Path]:
 
 @dataclass
 class Fetched:
+    venue: str
     out: Path
     records: int        # lines written
     listed: int         # submissions OpenReview listed
@@ -122,10 +128,11 @@ class _Partial:
 
 def fetch_venue(api: Api, venue_id: str, out: Path, accepted_only: bool = False,
                 progress: Progress | None = None, say: Callable[[str], None] | None = None,
-                page_size: int = PAGE) -> Fetched:
-    """Download a venue into `out`, resuming a partial download of the same venue and scope."""
+                page_size: int = PAGE, names: VenueNames | None = None) -> Fetched:
+    """Download a venue into `out`, resuming a partial download of the same venue and scope; `names`, the
+    venue group's names where already read."""
     say = say or api.say
-    names = venue_names(api, venue_id)
+    names = names or venue_names(api, venue_id)
     if accepted_only:
         query: dict = {"content": {"venueid": venue_id}}
         what = "accepted papers"
@@ -154,7 +161,32 @@ def fetch_venue(api: Api, venue_id: str, out: Path, accepted_only: bool = False,
         raise FetchError(f"OpenReview lists no {what} with an abstract at '{venue_id}'"
                          + (" (are the decisions out?)" if accepted_only else ""))
     part.publish(out)
-    return Fetched(out, state["records"], state["listed"], state["no_abstract"], state["reviewed"], resumed)
+    return Fetched(venue_id, out, state["records"], state["listed"], state["no_abstract"], state["reviewed"], resumed)
+
+
+class Partway(FetchError):
+    """A fetch of several venues stopped at `venue`: `done` lists the venues published before it (their files
+    are whole); `interrupted` where the user stopped it."""
+
+    def __init__(self, message: str, venue: str, done: list[Fetched], interrupted: bool = False):
+        super().__init__(message)
+        self.venue, self.done, self.interrupted = venue, done, interrupted
+
+
+def fetch_venues(api: Api, venues: list[tuple[str, Path]], accepted_only: bool = False,
+                 progress: Progress | None = None, say: Callable[[str], None] | None = None) -> list[Fetched]:
+    """Download several venues, each (venue id, output file) into its own file, in the order given. Every
+    venue's group is read before the first download; a failure partway raises `Partway`."""
+    names = [venue_names(api, venue) for venue, _ in venues]
+    done: list[Fetched] = []
+    for (venue, out), own in zip(venues, names):
+        try:
+            done.append(fetch_venue(api, venue, out, accepted_only, progress, say, names=own))
+        except FetchError as e:
+            raise Partway(str(e), venue, done) from None
+        except KeyboardInterrupt:
+            raise Partway("interrupted", venue, done, interrupted=True) from None
+    return done
 
 
 def _download(api: Api, query: dict, part: _Partial, names: VenueNames, accepted_only: bool, what: str,

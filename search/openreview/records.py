@@ -179,6 +179,17 @@ def decision_of(content: dict, decision_reply: dict | None, names: VenueNames) -
     return "Under review"
 
 
+def conference_year(venue_id: str) -> tuple[str, int | None]:
+    """A venue id's short name and year: "ICLR.cc/2026/Conference" -> ("ICLR", 2026),
+    "colmweb.org/COLM/2024/Conference" -> ("COLM", 2024); the name is the part before the year, its web
+    domain dropped ("NeurIPS.cc" -> "NeurIPS"). ("", None) where no part is a year."""
+    parts = [p for p in venue_id.split("/") if p]
+    for n, part in enumerate(parts):
+        if re.fullmatch(r"(19|20)\d\d", part) and n:
+            return re.sub(r"\.(cc|org|com|net|io|ai)$", "", parts[n - 1], flags=re.IGNORECASE), int(part)
+    return "", None
+
+
 def code_link(*texts: str) -> str:
     for text in texts:
         m = CODE_LINK.search(text or "")
@@ -217,6 +228,7 @@ def record(note, names: VenueNames, full: bool = True) -> dict | None:
                 "keywords": [k.strip() for k in value_of(content, "keywords") or [] if isinstance(k, str) and k.strip()],
                 "primary_area": _text(value_of(content, "primary_area")),
                 "venue": _text(value_of(content, "venue"))})
+    rec["conference"], rec["year"] = conference_year(names.venue_id)
     if full:
         decisions = _replies(note, names.decision_name)
         rec["decision"] = decision_of(content, decisions[-1] if decisions else None, names)
