@@ -302,3 +302,30 @@ def venue_words(tmp_path_factory, model, embedding_cache, venue_records) -> Path
             pass
 
     return shared_dir(tmp_path_factory, "venue-words", make) / "index"
+
+
+@pytest.fixture(scope="session")
+def shared_words(tmp_path_factory, model, embedding_cache) -> Path:
+    """The 4,302 ICLR papers of ../shared at the build's words stage: every paper ranked by BM25 alone, as a new
+    user's venue is while its abstracts are embedded. Real data, no vector."""
+    from search.build import build_index
+
+    if not SHARED_DATA.is_file():
+        pytest.skip("needs ../shared/data/iclr2026_papers.jsonl")
+
+    class Stopped(Exception):
+        pass
+
+    def stop(stage: str, done: int, total: int) -> None:
+        if stage == "abstracts":
+            raise Stopped
+
+    def make(d: Path) -> None:
+        try:
+            build_index([SHARED_DATA], d / "index", model=model, words_first=1, explore=False, sentences=False,
+                        summaries=False, review_search=False, progress=stop,
+                        cache_dir=cache_copy(embedding_cache, d / "cache", vectors=False))
+        except Stopped:
+            pass
+
+    return shared_dir(tmp_path_factory, "shared-words", make) / "index"

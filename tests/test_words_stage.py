@@ -281,3 +281,18 @@ def test_a_search_saved_while_ranked_by_words_keeps_its_mode_and_bad_entries_are
     assert json.loads(path.read_text(encoding="utf-8"))["searches"] == [good, *bad[2:]]
     listed = [json.loads(line) for line in run_cli("saved", "--json", "--index", str(venue_words)).stdout.splitlines()]
     assert [x.get("skipped", "")[:14] for x in listed] == ["", "min_rating=ele", "not a search: "]
+
+
+def test_a_sorted_list_ranked_by_words_keeps_off_topic_papers_out(shared_words, model, fingerprint):
+    """Sorted by controversy in one area while ranked by words, a query about machine unlearning listed papers
+    that only share "large language models" with it (8 of 10 without the floor, on these papers): the floor on
+    the best BM25 score keeps the list on its subject. The 4,302 ICLR papers of ../shared, BM25 alone."""
+    engine = Engine(load_index(shared_words), model, fingerprint)
+    query, area = "machine unlearning for large language models", ("foundation or frontier models, including LLMs",)
+    relevance = engine.search(query, 10, filters=Filters(areas=area))
+    assert relevance.by_words and "unlearn" in relevance.hits[0].paper.title.lower()
+    controversy = engine.search(query, 10, filters=Filters(areas=area, sort="controversy"))
+    assert controversy.by_words and controversy.sort == "controversy" and controversy.hits
+    assert all("unlearn" in (h.paper.title + h.paper.abstract).lower() for h in controversy.hits), \
+        [h.paper.title for h in controversy.hits]
+    assert controversy.matched < 10  # of the 30 most relevant, only those close to the best match are kept
