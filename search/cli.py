@@ -568,6 +568,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     left = f" ({got.no_abstract:,} without an abstract left out)" if got.no_abstract else ""
     print(f"wrote {got.records:,} {kind} of {args.venue} ({got.reviewed:,} with review scores) to {out}{left}\n"
           f"build their index with: python index_build.py seeds {out}")
+    from .background import build_running
+
+    if build_running(default_index()):  # said, so that the user does not wait an hour for it to end first
+        print(f"a build of {default_index()} is running now: that command stops it and builds this fetch instead, "
+              "taking every vector it has embedded from the cache (the index it published is served meanwhile)")
     return 0
 
 
