@@ -876,8 +876,10 @@ def nav(engine: Engine, view: str, listed: list[str]) -> None:
 
 
 def page_modes(engine: Engine) -> tuple[str, ...]:
-    """The rankings this index offers: search within reviews where it holds them."""
-    return (*MODES, "reviews") if engine.reviews and engine.reviews.searchable else MODES
+    """The rankings this index offers: search within reviews where it holds them, or where its build has it still
+    to come (the list then says when: progress.with_build_notes)."""
+    coming = "review search" in engine.manifest.pending
+    return (*MODES, "reviews") if engine.reviews and (engine.reviews.searchable or coming) else MODES
 
 
 def present_decisions(catalog) -> set[str]:

@@ -42,9 +42,10 @@ def _lock_file(out: Path) -> Path:
     return out.parent / f".{out.name}.job.lock"
 
 
-# Seconds a build has to stop once a newer one asks (SIGTERM): it stops at its next Python step, an embedding batch
-# being the longest (32 abstracts, some 8 s at 4 a second on a loaded 2-core CPU); past this it is killed, which
-# loses at most the vectors of its last 20 s (embed.SAVE_EVERY) and leaves no lock (the kernel lets go of it).
+# Seconds a build has to stop once a newer one asks (SIGTERM): it stops at the end of the chunk it is embedding
+# (128 texts: some 30 s at 4 abstracts a second on a loaded 2-core CPU; 6 s in a trial at 17 a second), elsewhere
+# at its next Python step; past this it is killed, which loses at most its unsaved vectors (embed.SAVE_EVERY, 20 s,
+# and the chunk under way) and leaves no lock (the kernel lets go of it).
 STOP_GRACE = 60.0
 
 

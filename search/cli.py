@@ -588,6 +588,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     for one in got:
         print(_fetched_line(one, kind))
     print(f"build their index with: python index_build.py seeds {' '.join(str(one.out) for one in got)}")
+    from .background import build_running
+
+    if build_running(default_index()):  # said, so that the user does not wait an hour for it to end first
+        print(f"a build of {default_index()} is running now: that command stops it and builds this fetch instead, "
+              "taking every vector it has embedded from the cache (the index it published is served meanwhile)")
     return 0
 
 

@@ -129,7 +129,7 @@ def part_note(part: str, status: dict | None) -> str:
     share = _share(part, status)
     if share is not None:
         return f"The abstracts are {share:.0f}% embedded." if part == "abstracts" else f"{said}: {share:.0f}% built."
-    return f"{said} comes with the build running now."
+    return f"The build running now brings {words}."
 
 
 def meaning_note(status: dict | None) -> str:

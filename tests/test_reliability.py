@@ -192,9 +192,9 @@ def test_two_builds_at_once_one_wins_whole(tmp_path, embedding_cache, multilingu
     b = start_build([SEEDS, small], out, cache_copy(embedding_cache, tmp_path / "cb"))
     results = [(p.wait(), p.communicate()) for p in (a, b)]
     codes = sorted(code for code, _ in results)
-    assert codes == [0, 2], results
-    loser = next(err for code, (_, err) in results if code == 2)
-    assert "another build" in loser and "Traceback" not in loser
+    assert codes == [0, 1], results  # the one that asked for the lock last replaced the other
+    loser = next(err for code, (_, err) in results if code == 1)
+    assert "stopped: a newer build" in loser and "Traceback" not in loser
     winner_count = 66 if results[0][0] == 0 else 106
     data = load_index(out)  # checksums verified: one build, whole
     assert data.manifest.count == winner_count == len(data.papers)

@@ -100,7 +100,7 @@ def test_the_time_until_meaning_is_read_from_the_build_status():
     assert meaning_eta(None) is None  # no build runs: it stopped before the abstracts, and says how to finish
     assert meaning_note(None).startswith("The build stopped before search by meaning; `python index_build.py`")
     assert meaning_note({"stage": "loading the model", "done": 0, "total": 1}) == \
-        "By meaning comes with the build running now."
+        "The build running now brings search by meaning."
     from search.engine import Result
     from search.notices import notice
 

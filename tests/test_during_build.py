@@ -1,0 +1,286 @@
+"""While a build runs: a re-fetch's build replaces it (the page's button and `index_build.py`), carrying over every
+vector it embedded; and what is not built yet is said as it is (still coming with its time left, or left by a build
+that stopped), never as an index of an older version to rebuild."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEEDS, cache_copy, run_cli
+from search import background
+from search.build import build_index
+from search.engine import Result
+from search.index import load_index, versions_dir
+from search.notices import notice
+from search.progress import part_note, with_build_notes, write_status
+
+# a build that has done the abstracts' first 3% (the whole job's pace known): the time until each later stage is done
+RUNNING = {"state": "running", "stage": "abstracts", "done": 600, "total": 19630, "eta": 2000.0,
+           "eta_stages": {"abstracts": 1800.0, "topics": 1830.0, "map": 1860.0, "review search": 1900.0,
+                          "sentences": 2500.0}}
+
+
+def test_each_part_still_to_come_says_when_from_the_running_builds_status():
+    assert part_note("topics and map", RUNNING) == "Topics and the map in about 31m00s."
+    assert part_note("review search", RUNNING) == "Search within reviews in about 31m40s."
+    assert part_note("sentences", {"stage": "sentences", "done": 30, "total": 100}) == \
+        "Why-this-result sentences: 30% built."
+    # a build that runs but cannot tell yet (downloading, loading the model): it brings the part, no time promised
+    assert part_note("review search", {"stage": "loading the model", "done": 0, "total": 1}) == \
+        "The build running now brings search within reviews."
+    # no build runs (status None): it stopped before the part, which is said with how to finish it
+    stopped = part_note("review search", None)
+    assert stopped.startswith("The build stopped before search within reviews;") and "index_build.py" in stopped
+    reviews = Result([], [notice("reviews coming")], mode="reviews")
+    said = with_build_notes(reviews, lambda: RUNNING)
+    assert said.endswith("Search within reviews in about 31m40s.") and "Try again in a minute" not in said
+    across = Result([], [notice("multilingual coming", language="zh")])
+    assert with_build_notes(across, lambda: None).endswith(part_note("multilingual", None))
+
+
+class Stopped(Exception):
+    pass
+
+
+def stop_at_abstracts(stage: str, done: int, total: int) -> None:
+    if stage == "abstracts":
+        raise Stopped
+
+
+@pytest.fixture(scope="module")
+def words_venue(tmp_path_factory, model, embedding_cache, venue_records):
+    """The fetched venue built to its words stage and stopped there: every later part (topics and the map, search
+    within reviews) pending."""
+    d = tmp_path_factory.mktemp("wordsvenue")
+    venue = d / "venue.jsonl"
+    shutil.copy(venue_records, venue)
+    with pytest.raises(Stopped):
+        build_index([venue], d / "index", model=model, cache_dir=cache_copy(embedding_cache, d / "cache", vectors=False),
+                    words_first=1, progress=stop_at_abstracts)
+    pending = load_index(d / "index").manifest.pending
+    assert {"abstracts", "topics and map", "review search"} <= set(pending)
+    return d / "index"
+
+
+def hold_job_lock(out: Path) -> subprocess.Popen:
+    """Another process holding the index's job lock, as a running build does (killed by the caller)."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import time; from pathlib import Path; from search.background import job_lock\n"
+        f"with job_lock(Path({str(out)!r})):\n    print('held', flush=True); time.sleep(300)")],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.fixture
+def running_build(words_venue):
+    """A build of the index running now, its status file saying how far it is."""
+    holder = hold_job_lock(words_venue)
+    write_status(background.status_file(words_venue), {**RUNNING, "updated": time.time()})
+    yield words_venue
+    holder.kill()
+    holder.wait()
+    background.status_file(words_venue).unlink(missing_ok=True)
+
+
+def test_the_cli_says_topics_map_and_review_search_come_with_the_running_build(running_build):
+    for command in ("topics", "map"):
+        ran = run_cli(command, "--index", str(running_build))
+        assert ran.returncode == 0 and "older version" not in ran.stdout + ran.stderr
+        assert ran.stdout.strip() == ("The topics and the map of this index are not built yet. "
+                                      "Topics and the map in about 31m00s.")
+    ran = run_cli("topics", "--json", "--index", str(running_build))
+    assert json.loads(ran.stdout) == {"waiting": True, "message": "The topics and the map of this index are not "
+                                      "built yet. Topics and the map in about 31m00s."}
+    ran = run_cli("query", "reviewers found the ablations weak", "--mode", "reviews", "--json",
+                  "--index", str(running_build))
+    message = json.loads(ran.stdout)["message"]
+    assert "Search within reviews is not built yet" in message and "Try again in a minute" not in message
+    assert message.endswith("Search within reviews in about 31m40s.")
+
+
+def test_the_cli_says_a_stopped_build_left_them_and_older_version_only_where_it_is_so(words_venue, tmp_path,
+                                                                                    model, embedding_cache):
+    ran = run_cli("map", "--index", str(words_venue))
+    assert ran.returncode == 2 and "older version" not in ran.stderr
+    assert "not built yet. The build stopped before topics and the map;" in ran.stderr
+    ran = run_cli("query", "weak ablations", "--mode", "reviews", "--index", str(words_venue))
+    assert "The build stopped before search within reviews;" in ran.stdout
+    # an index built without them, finished: the one case where rebuilding is the answer
+    build_index([SEEDS], tmp_path / "index", model=model, cache_dir=embedding_cache, explore=False)
+    ran = run_cli("topics", "--index", str(tmp_path / "index"))
+    assert ran.returncode == 2 and "built with an older version or for evaluation" in ran.stderr
+
+
+def page(index: Path, monkeypatch, **params):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SEARCH_INDEX", str(index))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception and not at.error
+    return at
+
+
+def test_the_page_says_what_is_still_coming_with_the_running_builds_time_left(running_build, monkeypatch):
+    infos = [i.value for i in page(running_build, monkeypatch, view="map").info]
+    assert any(i.startswith("The map places papers by meaning") and i.endswith("Topics and the map in about 31m00s.")
+               for i in infos), infos
+    infos = [i.value for i in page(running_build, monkeypatch, topic="0").info]
+    assert any("Topics come with the map" in i and i.endswith("in about 31m00s.") for i in infos), infos
+    infos = [i.value for i in page(running_build, monkeypatch, q="weak ablations", mode="reviews").info]
+    assert any(i.startswith("Search within reviews is not built yet") and i.endswith("in about 31m40s.")
+               for i in infos), infos
+
+
+def test_the_page_says_a_stopped_build_left_them(words_venue, monkeypatch):
+    infos = [i.value for i in page(words_venue, monkeypatch, view="map").info]
+    assert any("The build stopped before topics and the map" in i for i in infos), infos
+    infos = [i.value for i in page(words_venue, monkeypatch, q="weak ablations", mode="reviews").info]
+    assert any("The build stopped before search within reviews" in i for i in infos), infos
+
+
+# ---------------------------------------------------------------- a re-fetch while a build runs
+
+def synthetic(path: Path, n: int, rated: int = 0) -> Path:
+    """n short papers no cache holds; the first `rated` with a rating (what a re-fetch changes)."""
+    topics = ["graph", "kernel", "policy", "diffusion", "protein", "retrieval", "robot", "sparse"]
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps({"id": f"s{i}", "abstract": (
+        f"Paper {i} studies {topics[i % 8]} methods for problem {i}. We propose a new estimator."),
+        **({"avg_rating": 6.0, "n_ratings": 3} if i < rated else {})}) + "\n" for i in range(n)))
+    os.replace(tmp, path)  # as the fetch publishes its file: by one rename
+    return path
+
+
+def start_build(inputs: list[Path], out: Path, cache: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "index_build.py", *map(str, inputs), "--out", str(out), "--cache",
+                             str(cache), "--no-multilingual", "--no-review-search", "--no-summaries"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def wait_status(out: Path, ok, seconds: float = 300) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        said = background.status(out)
+        if ok(said):
+            return said
+        time.sleep(0.2)
+    raise AssertionError(f"the build never got there: {background.status(out)}")
+
+
+def left_clean(out: Path) -> None:
+    """No lock held, no claim, no stray build folder: the next build starts as after a clean end."""
+    assert not background.build_running(out)
+    assert not background._claim_file(out).exists() and not list(versions_dir(out).glob("tmp-*"))
+
+
+def ended(proc: subprocess.Popen) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, out, err
+
+
+@pytest.mark.crash
+def test_a_build_of_a_refetch_replaces_the_running_build_and_carries_its_vectors_over(tmp_path, embedding_cache):
+    out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 200)
+    cache = cache_copy(embedding_cache, tmp_path / "cache")  # the model's export (and any seeds' vectors)
+    first = start_build([SEEDS, data], out, cache)
+    try:
+        # a chunk of abstracts embedded: the stop must keep it, and the one under way
+        wait_status(out, lambda s: s.get("stage") == "abstracts" and (s.get("done") or 0) >= 128)
+    except BaseException:
+        os.killpg(first.pid, signal.SIGKILL)
+        raise
+    synthetic(data, 200, rated=5)  # the re-fetch: ratings came
+    second = start_build([SEEDS, data], out, cache)
+    code, _, err = ended(first)
+    assert code == 1 and "stopped: a newer build of the index replaced this one" in err and "Traceback" not in err
+    assert load_index(out).manifest.count == 266  # what it published is served, whole, as the new build starts
+    code, printed, err = ended(second)
+    assert code == 0, err
+    said = re.search(r"was replaced by this one; it stopped at abstracts, ([\d,]+) of ([\d,]+) done, and every "
+                     r"vector it embedded is carried over from the embedding cache", err)
+    done, total = (int(g.replace(",", "")) for g in said.groups())
+    assert total >= 200 and done >= 128  # the chunk it had reported, and the one under way when asked
+    # every vector the stopped build embedded came from the cache: none embedded twice, none lost
+    assert f"({total - done} embedded, {266 - total + done} from cache)" in printed
+    final = load_index(out)
+    assert final.manifest.count == 266 and final.manifest.pending == []
+    assert final.manifest.inputs_digest == background.digest([SEEDS, data])
+    assert sum(p.avg_rating is not None for p in final.papers) >= 5  # the re-fetch's data, not the first's
+    left_clean(out)
+
+
+@pytest.mark.crash
+def test_two_quick_refetches_end_in_one_consistent_index(tmp_path, embedding_cache):
+    out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 120)
+    cache = cache_copy(embedding_cache, tmp_path / "cache")
+    first = start_build([SEEDS, data], out, cache)
+    try:
+        wait_status(out, lambda s: s.get("stage") == "abstracts")
+    except BaseException:
+        os.killpg(first.pid, signal.SIGKILL)
+        raise
+    synthetic(data, 120, rated=3)
+    second = start_build([SEEDS, data], out, cache)
+    time.sleep(0.5)
+    synthetic(data, 120, rated=6)
+    third = start_build([SEEDS, data], out, cache)
+    results = [ended(p) for p in (first, second, third)]
+    assert [code for code, _, _ in results] == [1, 1, 0], results
+    assert all("stopped: " in err and "Traceback" not in err for _, _, err in results[:2])
+    final = load_index(out)  # every file's checksum verified: one build, whole, of the last fetch
+    assert final.manifest.count == 186 and final.manifest.inputs_digest == background.digest([SEEDS, data])
+    assert sum(p.avg_rating is not None for p in final.papers) == 6
+    left_clean(out)
+
+
+@pytest.mark.crash
+def test_the_page_offers_a_refetch_during_a_build_and_its_job_replaces_the_build(tmp_path, monkeypatch, model,
+                                                                                  embedding_cache, venue_records,
+                                                                                  multilingual_seed_index):
+    from search.openreview.fetch import DEFAULT_VENUE, default_out
+
+    out = tmp_path / "index"
+    fetched = tmp_path / "data" / default_out(DEFAULT_VENUE).name  # where the page's fetch wrote it
+    fetched.parent.mkdir()
+    fetched.write_text("".join(venue_records.read_text().splitlines(keepends=True)[:3]))
+    cache = cache_copy(embedding_cache, tmp_path / ".embedding_cache")  # the job's cache: beside the index
+    build_index([SEEDS, fetched], out, model=model, cache_dir=cache, multilingual=True)
+    holder = hold_job_lock(out)  # its build, running
+    try:
+        write_status(background.status_file(out), {**RUNNING, "updated": time.time()})
+        monkeypatch.setenv("OPENREVIEW_API_BASEURL_V2", "http://127.0.0.1:9")  # nothing listens: no network
+        at = page(out, monkeypatch)
+        offer = at.button(key="fetch-conference")
+        assert offer.label == "Fetch ICLR 2026 again from OpenReview" and not offer.disabled
+        assert any("fetching again replaces it with a build of the new data" in c.value for c in at.caption)
+        offer.click().run()
+        assert not at.exception
+        assert holder.wait(timeout=120) == -signal.SIGTERM  # the running build was stopped for the new one
+        said = wait_status(out, lambda s: s.get("state") in ("done", "failed") and not background.busy(out), 400)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    # the download failed, so the build it replaced went on with the data fetched before: nothing lost
+    assert said["state"] == "done" and "cannot reach OpenReview" in said["fetch_failed"], said
+    assert said["replaced"].startswith("the running build (pid ") and "carried over" in said["replaced"]
+    assert load_index(out).manifest.count == 69
+    left_clean(out)
