@@ -97,8 +97,10 @@ def meaning_eta(status: dict | None) -> float | None:
     status = status or {}
     until = (status.get("eta_stages") or {}).get("abstracts")
     if until is None and status.get("stage") == "abstracts":
-        until = status.get("eta")  # its own pace, before the whole job's can be judged: texts go longest first,
-    return until                   # so it starts slow and errs long
+        # its own pace, before the whole job's can be judged: the abstracts are embedded in groups of the index's
+        # order (each longest first), so the first group's pace is near the stage's
+        until = status.get("eta")
+    return until
 
 
 def meaning_note(status: dict | None) -> str:
