@@ -36,6 +36,7 @@ from report import ROOT, machine, today, write_report
 DATA = ROOT.parent / "shared" / "data"
 QUERY = "how do I make a language model read longer documents?"
 FIRST_WITHIN, BOUND, ETA_WITHIN, SHARE = 600, 1.2, 0.25, 0.03
+PUBLISH_EVERY = 2000  # build.BuildOptions.publish_every
 
 
 def manifest(index: Path) -> dict:
@@ -168,7 +169,7 @@ def main() -> None:
         (out / "marks.json").write_text(json.dumps(marks, indent=1, default=str))
         marks["floor"] = floor(data)
         (out / "marks.json").write_text(json.dumps(marks, indent=1, default=str))
-    least, fetch_s, started = marks["floor"], marks["fetch"], marks["started"]
+    least, fetch_s, started = marks.get("floor"), marks["fetch"], marks["started"]
     load_before, load_after = marks["load_before"], marks["load_after"]
     cpu = cpu_description()
     m = marks["manifest"]
@@ -191,14 +192,18 @@ def main() -> None:
         lines.append(f"| the first papers ranked by meaning ({marks['first embedded']:,} embedded; the query was "
                      f"ranked by {marks['first meaning ranked by']}) | **{marks['first meaning']:.1f}** | | "
                      f"(≤ {FIRST_WITHIN} s) |")
-    floor_cell = f"{least['seconds']:.1f} (a plain encode)"
-    if "all meaning" in marks:
+    else:
+        lines.append(f"| the first papers ranked by meaning | not reached: stopped at {marks['cut']:.0f} s with "
+                     f"{marks.get('last done', 0):,} abstracts embedded (a publish comes after each "
+                     f"{PUBLISH_EVERY:,}) | | (≤ {FIRST_WITHIN} s) |")
+    floor_cell = f"{least['seconds']:.1f} (a plain encode)" if least else "not measured (the run was stopped)"
+    if "all meaning" in marks and least:
         lines.append(f"| every paper ranked by meaning (the abstracts' stage published) | **{marks['all meaning']:.1f}**"
                      f" | {floor_cell} | {marks['all meaning'] / least['seconds']:.2f}× (≤ {BOUND}) |")
     else:
         lines.append(f"| every paper ranked by meaning | not reached: stopped at {marks['cut']:.0f} s with "
                      f"{marks['left']:,} papers still to embed | {floor_cell} | |")
-        if marks.get("last done") and "words" in marks:
+        if marks.get("last done") and "words" in marks and least:
             part = least["seconds"] * marks["last done"] / least["texts"]
             took = marks["last at"] - marks["words"]
             lines.append(f"| the {marks['last done']:,} abstracts embedded by the stop, from the words stage "
@@ -220,9 +225,11 @@ def main() -> None:
                      f" abstracts, so {said:.0f} s for the {marks['last done'] - marks['eta done']:,} embedded until "
                      f"the stop; they took {actual:.0f} s | error **{100 * (said - actual) / actual:+.0f}%** (over "
                      f"the part embedded) | | (within ±{100 * ETA_WITHIN:.0f}%) |")
-    lines += ["", f"Floor: {least['texts']:,} distinct texts, {least['tokens']:,} tokens (cut at 256) at "
-              f"{least['rate']:,.0f} tokens/s ({least['per_second']:.1f} texts/s over a sample of {least['sample']} "
-              f"texts, {least['backend']}, measured after the build).", "",
+    if least:
+        lines += ["", f"Floor: {least['texts']:,} distinct texts, {least['tokens']:,} tokens (cut at 256) at "
+                  f"{least['rate']:,.0f} tokens/s ({least['per_second']:.1f} texts/s over a sample of "
+                  f"{least['sample']} texts, {least['backend']}, measured after the build)."]
+    lines += ["",
               "## Each index published (seconds from the fetch's end)", "",
               "| seconds | papers | still to embed | stages published |", "|---|---|---|---|"]
     for t, count, left, published in marks["publishes"]:

@@ -65,9 +65,11 @@ class BuildOptions:
     words_first: int = 200
     # While the abstracts are embedded after a words stage, the papers are published again every this many
     # abstracts (and at least PUBLISH_SHARE of the time between publishes spent embedding): the embedded papers
-    # ranked by meaning, the rest by words. At f32 on two AVX2 cores (10 abstracts/s, benchmarks/results/
-    # embed_cpu_avx2.md) the whole venue takes half an hour; 2,000 abstracts are the first 3-4 minutes of it.
-    # 0: publish once, when every abstract is embedded.
+    # ranked by meaning, the rest by words. Without AVX-512 BF16 OpenVINO computes in f32, and no backend, thread
+    # count, batch size or order was faster on two AVX2 cores (benchmarks/results/embed_cpu_avx2.md; f32 ran at
+    # 27.7 abstracts/s against bf16's 45.9 on the AVX-512 CPU of build.md), so meaning takes a venue's whole
+    # abstracts' stage to come unless it comes in parts; 2,000 abstracts are a tenth of a venue of 19,630, above
+    # engine.HYBRID_SHARE. 0: publish once, when every abstract is embedded.
     publish_every: int = 2000
 
 

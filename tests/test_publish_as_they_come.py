@@ -14,7 +14,7 @@ from search import build
 from search.build import build_index
 from search.engine import Engine
 from search.index import UNEMBEDDED, load_index, resolve
-from search.rankers import by_words_closeness
+from search import rankers
 
 N, EVERY = 120, 30
 OPTIONS = dict(explore=False, sentences=False, summaries=False, review_search=False, words_first=1,
@@ -98,18 +98,27 @@ def test_embedded_papers_rank_by_meaning_the_rest_by_words(built):
     assert hybrid.hits[0].paper.id == embedded.id and hybrid.hits[0].cosine > 0.99  # by meaning: its own vector
     # a paper still to embed, named by its own words, tops the list: ranked by its words on the embedded
     # papers' scale, not sunk below them
-    named = engine.search(f"method{EVERY + 5} benchmark{EVERY + 5}", 10, "hybrid")
+    named = engine.search(f"{TOPICS[(EVERY + 5) % len(TOPICS)]} method{EVERY + 5}", 10, "hybrid")
     assert not named.by_words and named.hits[0].paper.id == waiting.id and named.hits[0].cosine is None
     assert f"{N - EVERY:,} of the papers searched" in named.message
+    # its closeness comes from its words: the best BM25 of the candidates stands with the best cosine
+    query = f"{TOPICS[(EVERY + 5) % len(TOPICS)]} method{EVERY + 5}"
+    rk, vec = engine.rankers, engine.encode_query(query)[0]
+    lex = rk.lexical.scores(query)
+    c = rk.candidates(vec, rk.dense(vec, 20, None), rk.lexical_rows(lex, 20, None), lex)
+    has = rk.embedded[c.rows]
+    mine = c.doc[list(c.rows).index(EVERY + 5)]
+    assert not has.all() and c.lexical.argmax() == list(c.rows).index(EVERY + 5)
+    assert mine == pytest.approx(c.doc[has].max()) and mine > np.median(c.doc[has])
     # meaning alone over a quarter of the papers would leave most out: by words until half are embedded
     assert engine.search(embedded.text, 10, "semantic").by_words
 
 
 def test_closeness_by_words_stands_where_the_words_stand():
     cosines, their_words = np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([0.0, 1.0, 2.0, 3.0, 4.0])
-    got = by_words_closeness(cosines, their_words, np.array([10.0, 0.5, -1.0]))
+    got = rankers.by_words_closeness(cosines, their_words, np.array([10.0, 0.5, -1.0]))
     assert got[0] == pytest.approx(0.5) and got[2] == pytest.approx(0.1) and 0.1 < got[1] < 0.3
-    assert by_words_closeness(np.zeros(0), np.zeros(0), np.array([1.0])).tolist() == [0.0]
+    assert rankers.by_words_closeness(np.zeros(0), np.zeros(0), np.array([1.0])).tolist() == [0.0]
 
 
 def test_a_build_killed_between_publishes_goes_on_from_its_vectors(tmp_path, monkeypatch):
