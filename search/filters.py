@@ -497,6 +497,9 @@ class Venues(Filter):
             name, year, words = parse_venue(v)
             if name not in names:
                 close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
+                if not names:
+                    dropped.append(f"venue {v!r} (this index names no venues)")
+                    continue
                 said = f"; close: {', '.join(names[c] for c in close)}" if close else \
                     f"; it has {', '.join(facts.conferences[:12])}{' ...' if len(names) > 12 else ''}"
                 dropped.append(f"venue {v!r} (no venue of that name in this index{said})")

@@ -37,11 +37,13 @@ def is_list(path: Path) -> bool:
 
 
 def venue_of(path: Path) -> tuple[str, int | None]:
-    """The venue's short name and year from the file's name: colm2024.json.gz -> ("COLM", 2024)."""
+    """The venue's short name and year from the file's name: colm2024.json.gz -> ("COLM", 2024); ("", None) where
+    the name is no venue and year."""
     stem = path.name[:-len(".json.gz")] if path.name.lower().endswith(".json.gz") else path.stem
     m = FILE_NAME.fullmatch(stem)
-    name, year = (m.group(1), int(m.group(2))) if m else (stem, None)
-    return NAMES.get(name.lower(), name.upper()), year
+    if not m:  # "papers.json": a list of papers of no venue the name tells (its entries' BibTeX may give a year)
+        return "", None
+    return NAMES.get(m.group(1).lower(), m.group(1).upper()), int(m.group(2))
 
 
 def entries(path: Path, data: bytes) -> list:
@@ -126,7 +128,7 @@ def record(entry: dict, conference: str, year: int | None, has_rejections: bool,
     citations = entry.get("gs_citation")
     if not (isinstance(citations, int) and not isinstance(citations, bool) and citations >= 0):
         citations = None  # -1, absent or not a count: unknown
-    label = f"{conference} {year}" if year else conference
+    label = " ".join(str(x) for x in (conference, year) if x)
     return {
         # an OpenReview forum id is the paper's across sources (a fetch of the venue merges with it); a
         # proceedings' own id ("3758", "paper802") is only unique within its venue and year
@@ -139,8 +141,8 @@ def record(entry: dict, conference: str, year: int | None, has_rejections: bool,
         "conference": conference, "year": year,
         "track": track if track and track.lower() != "main" else status,
         "decision": said,
-        "venue": f"Submitted to {label}" if said in ("Rejected", "Withdrawn", "Desk rejected", "Under review")
-        else f"{label} {status}".strip(),
+        "venue": (f"Submitted to {label}" if said in ("Rejected", "Withdrawn", "Desk rejected", "Under review")
+                  else f"{label} {status}").strip() if label else "",
         "citations": citations, "ratings": ratings, "n_ratings": len(ratings) or None,
         "avg_rating": round(sum(ratings) / len(ratings), 4) if ratings else None,
         "avg_confidence": round(sum(confidences) / len(confidences), 4) if confidences else None,

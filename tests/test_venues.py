@@ -332,3 +332,13 @@ def test_the_shared_colm_list_reads_whole():
     assert {(p.conference, p.year, p.decision) for p in papers} == {("COLM", 2024, "Poster")}
     assert sum(p.citations is not None for p in papers) == 299 and all(p.authors for p in papers)
     assert sum(bool(p.ratings) for p in papers) == 299
+
+
+def test_the_pages_background_build_takes_a_folder_of_lists_from_search_data(tmp_path):
+    """SEARCH_DATA may name a folder of venue lists: the page plans the build of seeds + lists over it."""
+    from search import background
+
+    d = lists(tmp_path / "lists")
+    steps, unreadable = background.planned(tmp_path / "index", ROOT / "seeds", [d])
+    assert unreadable == "" and steps == [[ROOT / "seeds"], [ROOT / "seeds", d]]
+    assert background.digest([d]) != background.digest([d / "colm2024.json"])
