@@ -146,7 +146,10 @@ class Result:
         """What a sorted list holds, in words ("12 papers that match, best rated first"); "" by relevance."""
         if self.sort == "relevance" or not self.hits:
             return ""
-        return say.order(self.matched, len(self.hits), sort_named(self.sort, [self.sort]).words)
+        sort = sort_named(self.sort, [self.sort])
+        said = say.order(self.matched, len(self.hits), sort.words)
+        lacking = sum(1 for h in self.hits if sort.lacks(h.paper)) if sort.lacks else 0
+        return f"{said}; {lacking} of them {sort.lacks_words}, last" if lacking else said
 
 
 @dataclass
@@ -478,9 +481,9 @@ class Engine:
         ratings; a sort takes SORT_POOL candidates to re-order, relevance k; `answer` is the Result to give
         when the filters leave no paper."""
         sort, unsorted = filters.sort, None
-        sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
-        if sort != "relevance" and not self.catalog.has_ratings:
-            sort, unsorted = "relevance", notice("no ratings")
+        named = sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
+        if not named.offered(self.catalog.facts):
+            sort, unsorted = "relevance", notice("no citations" if named.needs == "has_citations" else "no ratings")
         mask = self.catalog.mask(filters)
         if len(exclude):
             mask = np.ones(len(self.papers), dtype=bool) if mask is None else mask.copy()
