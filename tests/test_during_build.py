@@ -307,3 +307,23 @@ def test_the_page_offers_a_refetch_during_a_build_and_its_job_replaces_the_build
     assert said["replaced"].startswith("the running build (pid ") and "carried over" in said["replaced"]
     assert load_index(out).manifest.count == 69
     left_clean(out)
+
+
+def test_a_file_refetched_while_its_build_runs_is_not_taken_for_built(tmp_path):
+    """The build publishes the digest of the inputs it read, not of a file a re-fetch put in their place meanwhile:
+    else the page would take the re-fetch for built, and serve the older papers as if they were it."""
+    from conftest import FakeModel
+    from search.build import inputs_digest
+
+    data = synthetic(tmp_path / "venue.jsonl", 30)
+    read = inputs_digest([data])
+
+    def refetch(stage: str, done: int, total: int) -> None:
+        if stage == "abstracts" and not done:
+            synthetic(data, 30, rated=3)
+
+    build_index([data], tmp_path / "index", model=FakeModel(), cache_dir=tmp_path / "cache", explore=False,
+                sentences=False, summaries=False, review_search=False, words_first=1, progress=refetch)
+    final = load_index(tmp_path / "index")
+    assert final.manifest.inputs_digest == read != inputs_digest([data])
+    assert all(p.avg_rating is None for p in final.papers)  # what it read: the file as it was
