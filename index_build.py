@@ -75,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if not held:
             raise BuildBusy(held.why)
-        if held.replaced:
-            print(held.replaced, file=sys.stderr)
-        progress.update(state="running", replaced=held.replaced, message="")
         try:
+            if held.replaced:
+                print(held.replaced, file=sys.stderr)
+            progress.update(state="running", replaced=held.replaced, message="")
             report = build_index(args.inputs, args.out, options, progress=progress)
         except Superseded as e:
             progress.update(state="superseded", message=str(e))

@@ -375,11 +375,11 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
     with stoppable(log), job_lock(out, replace) as held:
         if not held:
             return 0  # another page's job got there first, or a newer one replaced this: it reports for both
-        log.update(state="running", step=1, steps=len(steps), message="", replaced=held.replaced,
-                   target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
-        if held.replaced:
-            print(held.replaced, flush=True)
         try:
+            log.update(state="running", step=1, steps=len(steps), message="", replaced=held.replaced,
+                       target=f"fetch:{fetch}" if fetch else digest(steps[-1]))
+            if held.replaced:
+                print(held.replaced, flush=True)
             if fetch:
                 # every submission with its reviews and decision: the page opens on the accepted ones
                 log.update(phase="fetching")

@@ -46,6 +46,9 @@ def test_each_part_still_to_come_says_when_from_the_running_builds_status():
     across = Result([], [notice("multilingual coming", language="zh")])
     assert with_build_notes(across, lambda: None).endswith(part_note("multilingual", None))
 
+REPLACED = ("the running build (pid 1234) was replaced by this one; it stopped at abstracts, 384 of 666 done, and "
+            "every vector it embedded is carried over from the embedding cache")
+
 
 class Stopped(Exception):
     pass
@@ -85,7 +88,7 @@ def hold_job_lock(out: Path) -> subprocess.Popen:
 def running_build(words_venue):
     """A build of the index running now, its status file saying how far it is."""
     holder = hold_job_lock(words_venue)
-    write_status(background.status_file(words_venue), {**RUNNING, "updated": time.time()})
+    write_status(background.status_file(words_venue), {**RUNNING, "replaced": REPLACED, "updated": time.time()})
     yield words_venue
     holder.kill()
     holder.wait()
@@ -134,6 +137,8 @@ def page(index: Path, monkeypatch, **params):
 
 
 def test_the_page_says_what_is_still_coming_with_the_running_builds_time_left(running_build, monkeypatch):
+    at = page(running_build, monkeypatch)  # the build's panel: what the running build replaced, said once
+    assert [c.value for c in at.caption].count(REPLACED[0].upper() + REPLACED[1:] + ".") == 1
     infos = [i.value for i in page(running_build, monkeypatch, view="map").info]
     assert any(i.startswith("The map places papers by meaning") and i.endswith("Topics and the map in about 31m00s.")
                for i in infos), infos
@@ -152,6 +157,24 @@ def test_the_page_says_a_stopped_build_left_them(words_venue, monkeypatch):
 
 
 # ---------------------------------------------------------------- a re-fetch while a build runs
+
+def test_a_fetch_while_a_build_runs_says_that_building_it_replaces_that_build(tmp_path):
+    from openreview_server import OpenReviewServer
+    from test_fetch import GROUP, venue_notes
+
+    out = tmp_path / "index"
+    holder = hold_job_lock(out)
+    try:
+        with OpenReviewServer(venue_notes(), GROUP) as server:
+            ran = run_cli("fetch", "--api", server.url, "--out", str(tmp_path / "v.jsonl"),
+                          env={"SEARCH_INDEX": str(out)})
+    finally:
+        holder.kill()
+        holder.wait()
+    assert ran.returncode == 0 and f"build their index with: python index_build.py seeds {tmp_path / 'v.jsonl'}" \
+        in ran.stdout
+    assert f"a build of {out} is running now: that command stops it and builds this fetch instead" in ran.stdout
+
 
 def synthetic(path: Path, n: int, rated: int = 0) -> Path:
     """n short papers no cache holds; the first `rated` with a rating (what a re-fetch changes)."""
@@ -284,3 +307,23 @@ def test_the_page_offers_a_refetch_during_a_build_and_its_job_replaces_the_build
     assert said["replaced"].startswith("the running build (pid ") and "carried over" in said["replaced"]
     assert load_index(out).manifest.count == 69
     left_clean(out)
+
+
+def test_a_file_refetched_while_its_build_runs_is_not_taken_for_built(tmp_path):
+    """The build publishes the digest of the inputs it read, not of a file a re-fetch put in their place meanwhile:
+    else the page would take the re-fetch for built, and serve the older papers as if they were it."""
+    from conftest import FakeModel
+    from search.build import inputs_digest
+
+    data = synthetic(tmp_path / "venue.jsonl", 30)
+    read = inputs_digest([data])
+
+    def refetch(stage: str, done: int, total: int) -> None:
+        if stage == "abstracts" and not done:
+            synthetic(data, 30, rated=3)
+
+    build_index([data], tmp_path / "index", model=FakeModel(), cache_dir=tmp_path / "cache", explore=False,
+                sentences=False, summaries=False, review_search=False, words_first=1, progress=refetch)
+    final = load_index(tmp_path / "index")
+    assert final.manifest.inputs_digest == read != inputs_digest([data])
+    assert all(p.avg_rating is None for p in final.papers)  # what it read: the file as it was
