@@ -88,6 +88,9 @@ class Sort:
     label: str                                   # the page's choice: "rating, best first"
     words: str                                   # a sorted list in words: "best rated first"
     key: Callable[[Paper], tuple] | None = None  # best first; None: the ranking's own order (relevance)
+    # the value a list sorted so shows beside each paper, and its name (None: the mean rating)
+    shows: Callable[[Paper], float | None] | None = None
+    shows_name: str = "mean review rating"
 
 
 def _rating(p: Paper) -> float:
@@ -130,7 +133,7 @@ SORT_LIST = (
     Sort("rating", "rating, best first", "best rated first", lambda p: (_rating(p),)),
     Sort("oral", "orals first, then rating", "orals first, then best rated", lambda p: (_oral(p), _rating(p))),
     Sort("controversy", "controversy (spread of ratings)", "most controversial first (spread of the ratings)",
-         lambda p: (_spread(p), _rating(p))),
+         lambda p: (_spread(p), _rating(p)), spread, "spread of the ratings (standard deviation)"),
     Sort("reviews", "most reviewed", "most reviewed first",
          lambda p: (-(p.n_ratings or len(p.ratings) or 0), _rating(p))),
     # the move since the previous fetch (parts.history.mark; with one fetch, since the reviews were first posted)
