@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 from collections.abc import Callable
 from functools import partial
@@ -672,11 +673,14 @@ def url_int(name: str, default: int) -> int:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str, focus: str | None):
-    """The map's figure for a build, hits, list, colouring and focus (thousands of points): a rerun reuses it."""
+def map_of(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str, focus: str | None,
+           address: str = "{}"):
+    """The map's figure for a build, hits, list, colouring, focus and filters (their address as JSON: the
+    papers they allow are drawn, thousands of points): a rerun reuses it."""
     engine = get_engine(build_path)
+    filters = engine.catalog.known(Filters.from_address(json.loads(address))[0])
     return map_figure(engine.papers, engine.catalog.map_xy, engine.catalog.topics, list(hits), list(listed), colour,
-                      focus)
+                      focus, engine.catalog.mask(filters))
 
 
 def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
@@ -718,11 +722,14 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
                 st.button("Open the ringed paper →", key="open-focus", on_click=go, kwargs={"paper": focus},
                           type="primary")
     with left:
-        st.caption(f"{len(engine.papers):,} papers, coloured by {COLOUR_WORDS[colour]}. "
+        shown = engine.catalog.count(filters)
+        st.caption(f"{shown:,} papers" + (f" (of {len(engine.papers):,}: those the filters allow)"
+                                          if shown < len(engine.papers) else "") + f", coloured by {COLOUR_WORDS[colour]}. "
                    "Hover for the title, click a point to open the paper."
                    + (f" Your query's {len(hits)} hits are the numbered red points." if hits else "")
                    + (" Stars: your reading list." if listed else ""))
-        map_chart(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed), colour, focus)
+        map_chart(str(engine.data.path), tuple(h.paper.id for h in hits), tuple(listed), colour, focus,
+                  json.dumps(filters.to_address(), sort_keys=True))
 
 
 COLOUR_WORDS = {"area": "primary area", "topic": "topic", "decision": "decision"}
@@ -735,10 +742,10 @@ def map_state(query: str, colour: str, focus: str) -> dict:
 
 @st.fragment
 def map_chart(build_path: str, hits: tuple[str, ...], listed: tuple[str, ...], colour: str,
-              focus: str | None) -> None:
+              focus: str | None, address: str = "{}") -> None:
     """The map alone reruns on a click (a fragment); only a click on a paper reruns the whole page, once."""
     engine = get_engine(build_path)
-    event = st.plotly_chart(map_of(build_path, hits, listed, colour, focus), on_select="rerun",
+    event = st.plotly_chart(map_of(build_path, hits, listed, colour, focus, address), on_select="rerun",
                             selection_mode="points", key="map", width="stretch", config={"displayModeBar": False})
     points = event.selection.points if event else []
     data = next((pt["customdata"] for pt in points if pt.get("customdata")), None)
@@ -842,20 +849,21 @@ def stats_view(engine: Engine) -> None:
 def decisions_panel(engine: Engine, whole) -> None:
     """Mean ratings by decision, and the papers reviewers disagreed on most."""
     from search.filters import MIN_DECIDED
-    from search.stats import controversial, ratings_by_decision, undecided_note
+    from search.stats import CONTROVERSIAL, RATED_GROUPS, controversial, ratings_by_decision, undecided_note
 
     st.markdown("#### By decision")
     counts = ", ".join(f"{n:,} {g}" for g, n in whole.decisions.items())
+    rated = ratings_by_decision(engine.papers)
+    named = [RATED_GROUPS[g] for g in rated]
     st.caption(f"{counts}; accepted: {whole.acceptance_words()}. No rate is shown from fewer than {MIN_DECIDED} "
-               "decided papers. Mean review ratings of the accepted, rejected and withdrawn papers:")
+               f"decided papers. Mean review ratings by decision ({', '.join(named)}):")
     said = undecided_note(engine.catalog.undecided)
     if said:
         st.info(said + " Their areas' rates wait for those decisions.")
-    st.plotly_chart(decision_figure(ratings_by_decision(engine.papers)), width="stretch", key="stats-decision",
-                    config={"displayModeBar": False})
+    st.plotly_chart(decision_figure(rated), width="stretch", key="stats-decision", config={"displayModeBar": False})
     cols = st.columns(2)
     for col, (fate, papers) in zip(cols, controversial(engine.papers).items()):
-        col.markdown(f"**Most controversial {fate} papers** (widest spread of ratings)")
+        col.markdown(f"**Most controversial {CONTROVERSIAL[fate]}** (widest spread of ratings)")
         col.markdown("\n".join(f"- [{plain_markdown(short(plain_title(p.title), 60))}](?paper={p.id}) "
                                f"({' '.join(f'{x:g}' for x in p.ratings)})" for p in papers) or "none")
 

@@ -17,7 +17,7 @@ from .guard import UsageError
 from .openreview.fetch import DEFAULT_VENUE, Partway, default_out, fetch_venues, partial_paths
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .render.export import FORMATS, export
-from .filters import FILTERS, Filters
+from .filters import FILTERS, Filters, sort_named
 from .parts.history import move, moved
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .fusion import DEFAULT_WEIGHTS, KINDS, Weights
@@ -64,10 +64,13 @@ def _table(header: str, result: Result, message: str) -> str:
         out.append(f"  ({result.left_out} --decision accepted,undecided shows them.)")
     decided = any(h.paper.decision for h in result.hits)
     moves = any(moved(h.paper) for h in result.hits)
+    sort = sort_named(result.sort, [result.sort])
+    value = sort.shows or (lambda p: p.avg_rating)  # what the list is sorted by, where it is not the mean
     for h in result.hits:
         mark = "*" if h.paper.title_derived else " "
         title = textwrap.shorten(h.paper.title, max(20, width - 38), placeholder="…")
-        rating = f"{h.paper.avg_rating:5.2f}" if h.paper.avg_rating is not None else "    -"
+        shown = value(h.paper)
+        rating = f"{shown:5.2f}" if shown is not None else "    -"
         if moves:
             m = move(h.paper)
             rating += f" {m:+5.2f}" if m is not None and moved(h.paper) else "      "
@@ -80,7 +83,7 @@ def _table(header: str, result: Result, message: str) -> str:
         out.append("  * title derived from the abstract")
     if result.hits:
         out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)}: the list's "
-                   "order, mean review rating (- none), " + ("its move since the previous fetch, " if moves else "")
+                   f"order, {sort.shows_name} (- none), " + ("its move since the previous fetch, " if moves else "")
                    + ("decision, " if decided else "") + "id, title")
     return "\n".join(out)
 
@@ -245,7 +248,7 @@ def cmd_venues(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
-    from .stats import controversial, groups, table, undecided_note
+    from .stats import CONTROVERSIAL, controversial, groups, table, undecided_note
 
     for group, rows in groups(engine.papers, engine.catalog.topics):
         if args.json:
@@ -264,7 +267,7 @@ def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
             print(json.dumps({"group": f"most controversial {fate}", "papers": [
                 {"id": p.id, "title": p.title, "ratings": p.ratings} for p in papers]}, ensure_ascii=False))
         elif papers:
-            print(f"most controversial {fate} papers (widest spread of ratings):")
+            print(f"most controversial {CONTROVERSIAL[fate]} (widest spread of ratings):")
             for p in papers:
                 print(f"  {p.id:<12} {' '.join(f'{r:g}' for r in p.ratings):<14} {p.title}")
             print()

@@ -98,6 +98,9 @@ class Sort:
     needs: str = "has_ratings"                   # the IndexFacts it needs ("": none); without it, by relevance
     lacks: Callable[[Paper], bool] | None = None  # a paper without the value it sorts by (last in the list)
     lacks_words: str = ""                        # such papers in words: "without a citation count"
+    # the value a list sorted so shows beside each paper, and its name (None: the mean rating)
+    shows: Callable[[Paper], float | None] | None = None
+    shows_name: str = "mean review rating"
 
     def offered(self, facts: IndexFacts) -> bool:
         return not self.needs or bool(getattr(facts, self.needs))
@@ -147,7 +150,7 @@ SORT_LIST = (
     Sort("rating", "rating, best first", "best rated first", lambda p: (_rating(p),)),
     Sort("oral", "orals first, then rating", "orals first, then best rated", lambda p: (_oral(p), _rating(p))),
     Sort("controversy", "controversy (spread of ratings)", "most controversial first (spread of the ratings)",
-         lambda p: (_spread(p), _rating(p))),
+         lambda p: (_spread(p), _rating(p)), shows=spread, shows_name="spread of the ratings (standard deviation)"),
     Sort("reviews", "most reviewed", "most reviewed first",
          lambda p: (-(p.n_ratings or len(p.ratings) or 0), _rating(p))),
     # the move since the previous fetch (parts.history.mark; with one fetch, since the reviews were first posted)
@@ -155,7 +158,8 @@ SORT_LIST = (
     Sort("dropped", "most dropped rating", "most dropped rating first", lambda p: (_dropped(p), _rating(p))),
     # Google Scholar's count, where a venue list gives one
     Sort("cited", "most cited", "most cited first", lambda p: (_cited(p), _rating(p)), needs="has_citations",
-         lacks=lambda p: p.citations is None, lacks_words="without a citation count"),
+         lacks=lambda p: p.citations is None, lacks_words="without a citation count",
+         shows=lambda p: p.citations, shows_name="citations"),
 )
 SORTS = tuple(s.name for s in SORT_LIST)
 

@@ -101,23 +101,34 @@ def groups(papers: list[Paper], topics: dict) -> list[tuple[str, list[GroupStats
 
 
 def controversial(papers: Iterable[Paper], n: int = 5) -> dict[str, list[Paper]]:
-    """The accepted and the rejected papers whose reviewers disagreed most (widest spread of ratings)."""
-    out: dict[str, list[Paper]] = {"accepted": [], "rejected": []}
-    for p in papers:
-        group = decision_group(p.decision)
-        if group in out and spread(p) is not None:
-            out[group].append(p)
+    """The papers whose reviewers disagreed most (widest spread of ratings), by what is known of them: the
+    accepted and the rejected ones once decisions are out; before any ("submissions"), every submission not
+    withdrawn, so the review season has its list too."""
+    papers = [p for p in papers if spread(p) is not None]
+    decided = any(decision_group(p.decision) in ("accepted", "rejected") for p in papers)
+    if decided:
+        out = {g: [p for p in papers if decision_group(p.decision) == g] for g in ("accepted", "rejected")}
+    else:
+        out = {"submissions": [p for p in papers if decision_group(p.decision) != "withdrawn"]}
     return {g: sorted(ps, key=lambda p: (-spread(p), p.id))[:n] for g, ps in out.items()}
 
 
+# a list of `controversial`'s, named: "Most controversial accepted papers"
+CONTROVERSIAL = {"accepted": "accepted papers", "rejected": "rejected papers", "submissions": "submissions"}
+# the groups of `ratings_by_decision`, in the order their charts draw them, with their names there
+RATED_GROUPS = {"accepted": "accepted", "rejected": "rejected", "withdrawn": "withdrawn",
+                "undecided": "no decision yet"}
+
+
 def ratings_by_decision(papers: Iterable[Paper]) -> dict[str, list[float]]:
-    """Mean ratings of the accepted, rejected and withdrawn papers (empty where the index has no decisions)."""
+    """Mean ratings of the accepted, rejected, withdrawn and undecided papers (empty where the index has no
+    decisions): in the review season the undecided beside the withdrawn, not the withdrawn alone."""
     out: dict[str, list[float]] = {}
     for p in papers:
         group = decision_group(p.decision)
-        if group in ("accepted", "rejected", "withdrawn") and p.avg_rating is not None:
+        if group in RATED_GROUPS and p.avg_rating is not None:
             out.setdefault(group, []).append(p.avg_rating)
-    return out
+    return {g: out[g] for g in RATED_GROUPS if g in out}
 
 
 def table(rows: list[GroupStats], title: str) -> str:

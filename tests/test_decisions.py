@@ -199,3 +199,73 @@ def test_the_search_page_counts_the_venues_submissions_and_says_what_it_searches
     # in the review season (nothing decided), the same notice says so
     assert active_note({"Under review", "Withdrawn"}) == "No decision is out yet: searching every submission not " \
                                                          "withdrawn."
+
+
+@pytest.fixture(scope="module")
+def season_words(tmp_path_factory, venue_records, model, embedding_cache):
+    """The review season's submissions (every one under review but the withdrawn) at the words stage: what a new
+    user has seconds after a fetch in the review season. No vector: cheap."""
+    from conftest import cache_copy
+    from search.build import build_index
+
+    class Stopped(Exception):
+        pass
+
+    def stop(stage: str, done: int, total: int) -> None:
+        if stage == "abstracts":
+            raise Stopped
+
+    d = tmp_path_factory.mktemp("season-words")
+    records = [json.loads(line) for line in venue_records.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        if r["decision"] != "Withdrawn":
+            r["decision"], r["venue"] = "Under review", "Submitted to ICLR 2026"
+    (d / "season.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(Stopped):
+        build_index([d / "season.jsonl"], d / "index", model=model, cache_dir=cache_copy(embedding_cache, d / "cache",
+                    vectors=False), words_first=1, explore=False, sentences=False, summaries=False,
+                    review_search=False, progress=stop)
+    return d / "index"
+
+
+def test_the_statistics_of_the_review_season_list_the_most_controversial_submissions(season_words, monkeypatch):
+    from search.filters import spread
+    from search.index import load_index
+    from search.render import decision_figure
+    from search.stats import ratings_by_decision
+
+    papers = load_index(season_words).papers
+    monkeypatch.setenv("SEARCH_INDEX", str(season_words))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["view"] = "stats"
+    at.run()
+    assert not at.exception and not at.error
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Most controversial accepted" not in text and "\nnone" not in text
+    assert "**Most controversial submissions** (widest spread of ratings)" in text
+    widest = sorted((p for p in papers if p.decision == "Under review" and spread(p) is not None),
+                    key=lambda p: (-spread(p), p.id))[:5]  # the five widest spreads, the withdrawn left out
+    assert all(f"(?paper={p.id})" in text for p in widest)
+    # the chart names its series: the submissions under review beside the withdrawn, in a legend
+    assert any("Mean review ratings by decision (withdrawn, no decision yet)" in c.value for c in at.caption)
+    fig = decision_figure(ratings_by_decision(papers))
+    assert fig.layout.showlegend and [t.name for t in fig.data] == ["withdrawn", "no decision yet"]
+    ran = run_cli("stats", "--index", str(season_words))
+    assert "most controversial submissions (widest spread of ratings):" in ran.stdout
+
+
+def test_a_list_sorted_by_controversy_shows_the_spread_on_the_command_line(season_words):
+    from search.filters import spread
+    from search.index import load_index
+
+    papers = {p.id: p for p in load_index(season_words).papers}
+    ran = cli("query", "language models", "--sort", "controversy", "-k", "5", "--index", str(season_words))
+    assert ran.returncode == 0, ran.stderr
+    rows = [line.split() for line in ran.stdout.splitlines() if line[:4].strip().rstrip(".").isdigit()]
+    assert len(rows) == 5
+    for row in rows:  # rank, score, the value shown, decision..., id
+        pid = next(w for w in row if w in papers)
+        assert float(row[2]) == pytest.approx(spread(papers[pid]), abs=0.006)
+        assert papers[pid].avg_rating is None or abs(float(row[2]) - papers[pid].avg_rating) > 0.006 or \
+            spread(papers[pid]) == pytest.approx(papers[pid].avg_rating, abs=0.006)
+    assert "spread of the ratings (standard deviation)" in ran.stdout

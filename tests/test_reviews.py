@@ -274,3 +274,26 @@ def test_stats_view_by_decision(venue_app):
     text = " ".join(m.value for m in at.markdown)
     assert "#### By decision" in text and "Most controversial rejected papers" in text
     assert "accepted (of decided)" in text
+
+
+def test_the_map_draws_the_papers_the_filters_allow(venue_app, venue_engine):
+    """With "accepted papers" chosen (the default once decisions are out) the map draws the accepted papers,
+    not every submission; "every submission" draws them all."""
+    from search.filters import decision_group
+
+    def drawn(at) -> list[str]:
+        fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+        return sorted(i for t in fig["data"] if t.get("customdata") and t.get("showlegend") is not False
+                      for i in t["customdata"])
+
+    at = venue_app
+    at.query_params["view"] = "map"
+    at.run()
+    assert not at.exception and not at.error
+    accepted = sorted(p.id for p in venue_engine.papers if decision_group(p.decision) == "accepted")
+    assert 0 < len(accepted) < len(venue_engine.papers) and drawn(at) == accepted
+    assert any(c.value.startswith(f"{len(accepted):,} papers (of {len(venue_engine.papers):,}: those the filters "
+                                  "allow)") for c in at.caption)
+    at.query_params["decision"] = "all"
+    at.run()
+    assert drawn(at) == sorted(p.id for p in venue_engine.papers)

@@ -9,7 +9,7 @@ from ..fared import COLOURS, GROUPS, Fared
 from ..parts.history import Point
 from ..latex import to_unicode
 from ..papermap import label_positions
-from ..stats import GroupStats
+from ..stats import RATED_GROUPS, GroupStats
 
 def fared_figure(fared: Fared):
     """Each row's decisions as a stacked horizontal bar of shares (plotly), the neighbours on top."""
@@ -31,17 +31,18 @@ def fared_figure(fared: Fared):
 
 
 def decision_figure(by_decision: dict[str, list[float]]):
-    """Mean ratings of accepted, rejected and withdrawn papers as overlaid histograms (Paper Copilot's view)."""
+    """Mean ratings by decision (stats.ratings_by_decision) as overlaid histograms (Paper Copilot's view), each
+    named in the legend, even alone: one unnamed grey series said nothing of what it counted."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for group in ("accepted", "rejected", "withdrawn"):
-        if by_decision.get(group):
-            fig.add_trace(go.Histogram(x=by_decision[group], xbins={"size": 0.25}, name=group, opacity=0.6,
-                                       marker_color=COLOURS[group],
-                                       hovertemplate=f"{group}, rating %{{x}}: %{{y}} papers<extra></extra>"))
+    for group, ratings in by_decision.items():
+        name = RATED_GROUPS.get(group, group)
+        fig.add_trace(go.Histogram(x=ratings, xbins={"size": 0.25}, name=name, opacity=0.6,
+                                   marker_color=COLOURS[group],
+                                   hovertemplate=f"{name}, rating %{{x}}: %{{y}} papers<extra></extra>"))
     fig.update_layout(barmode="overlay", height=280, margin=dict(l=10, r=10, t=10, b=40), template="plotly_white",
-                      xaxis_title="mean review rating of a paper", yaxis_title="papers",
+                      xaxis_title="mean review rating of a paper", yaxis_title="papers", showlegend=True,
                       legend=dict(orientation="h", y=1.1))
     return fig
 
@@ -78,10 +79,11 @@ DECISION_COLOURS = {"Oral": "#00441b", "Spotlight": "#238b45", "Poster": "#74c47
 
 
 def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (), listed: list[str] = (),
-               colour: str = "area", focus: str | None = None):
+               colour: str = "area", focus: str | None = None, shown: np.ndarray | None = None):
     """The map as a plotly figure: points coloured by primary area or decision (with a legend) or by topic, topic
     labels that do not overlap, the query's hits numbered as in the list beside the map, the reading
-    list as stars and one focused paper ringed.
+    list as stars and one focused paper ringed. `shown`: the rows the filters allow (None: every paper); the
+    topics' labels stay where the whole venue puts them.
 
     Every point carries its paper id as customdata, so a click can open the paper.
     """
@@ -90,22 +92,23 @@ def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (),
 
     fade = bool(hits)
     fig = go.Figure()
+    drawn = [(row, p) for row, p in enumerate(papers) if shown is None or shown[row]]
     if colour == "topic":
         groups: dict = {}
-        for row, p in enumerate(papers):
+        for row, p in drawn:
             groups.setdefault(p.topic, []).append(row)
         palette = qualitative.Dark24 + qualitative.Light24
         named = [(topics[t].label if t in topics else "no topic", rows, palette[(t or 0) % len(palette)])
                  for t, rows in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))]
     elif colour == "decision":
         groups = {}
-        for row, p in enumerate(papers):
+        for row, p in drawn:
             groups.setdefault(p.decision or "no decision", []).append(row)
         order = [*DECISION_COLOURS, "no decision"]
         named = [(name, groups[name], DECISION_COLOURS.get(name, "#bbbbbb")) for name in order if name in groups]
     else:
         groups = {}
-        for row, p in enumerate(papers):
+        for row, p in drawn:
             groups.setdefault(p.primary_area or "no primary area", []).append(row)
         palette = qualitative.Safe + qualitative.Vivid  # 11 + 11 colours that stay apart
         ordered_groups = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
