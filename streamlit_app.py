@@ -14,7 +14,7 @@ from search import background
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORT_POOL, Engine, IndexLoadError,
                            Result, UnknownPaper, load_query_model, open_engine)
 from search.filters import FILTERS, Filters, address_key, sort_choices, sort_named
-from search.progress import meaning_note, part_note, status_text, still_coming, with_build_notes
+from search.progress import meaning_note, part_note, searchable_now, status_text, still_coming, with_build_notes
 from search.render import (FORMATS, Card, box_figure, card, cards_html, decision_figure, export, fared_figure,
                            fields_html, histogram_figure, map_figure, plain_markdown, plain_title, rating_figure,
                            result_cards, review_folds, review_table, similar_card)
@@ -68,7 +68,7 @@ def start_build(out: str, steps: tuple[tuple[str, ...], ...], target: str) -> bo
 
 
 @st.fragment(run_every=1.5)
-def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = ()) -> None:
+def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = (), left: int = 0) -> None:
     """The background build's progress; when it has published a new index the whole page reruns on it."""
     status = background.status(INDEX_DIR)
     current = background.serving(INDEX_DIR)
@@ -78,9 +78,8 @@ def build_panel(serving: str | None, count: int = 0, pending: tuple[str, ...] = 
         st.info("No index yet: building one from the 66 seed abstracts (about a minute on two cores); "
                 "the page opens as soon as it is ready." + (" The whole conference follows in the background."
                                                             if DATA else ""))
-    elif "abstracts" in pending:  # the words stage: everything but meaning
-        st.info(f"Searchable now by words: {count:,} papers, with every filter, sort, statistic and review. "
-                f"Still coming: {still_coming(list(pending), status)}. The page adds each as it lands.")
+    elif "abstracts" in pending:  # the words stage, and the abstracts published as they come
+        st.info(searchable_now(count, list(pending), left, status))
     elif pending:  # an earlier stage of the build running now
         st.info(f"Searchable now by meaning and words: {count:,} papers. Still coming: "
                 f"{still_coming(list(pending), status)}. The page adds each as it lands.")
@@ -155,7 +154,8 @@ def engine_or_stop() -> Engine:
         st.error(str(e))
         st.stop()
     if building:
-        build_panel(str(engine.data.path), len(engine.papers), tuple(engine.manifest.pending))
+        build_panel(str(engine.data.path), len(engine.papers), tuple(engine.manifest.pending),
+                    engine.manifest.unembedded or 0)
     elif engine.manifest.pending and background.build_running(INDEX_DIR):
         st.caption(f"Another process (`python index_build.py`) is building this index. Still coming: "
                    f"{still_coming(engine.manifest.pending, build_status())}; everything else works, and your next search "

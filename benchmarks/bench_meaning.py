@@ -108,8 +108,10 @@ def build(data: Path, index: Path, deadline: float) -> dict:
                 marks["all meaning"] = now
                 marks["manifest"] = m
                 break
-            if job.poll() is not None:
-                raise RuntimeError(f"index_build.py ended ({job.returncode}) before its abstracts' stage")
+            if job.poll() is not None:  # ended from outside (a signal): what it reached is still recorded
+                marks["cut"], marks["left"], marks["manifest"] = now, left, m
+                marks["ended"] = f"index_build.py ended by itself ({job.returncode}) before its abstracts' stage"
+                break
             if time.perf_counter() > deadline:
                 marks["cut"], marks["left"] = now, left
                 marks["manifest"] = m
@@ -119,6 +121,7 @@ def build(data: Path, index: Path, deadline: float) -> dict:
         job.terminate()
         job.wait()
         log.close()
+        (index.parent / "marks.json").write_text(json.dumps(marks, indent=1, default=str))
     return marks
 
 
@@ -183,6 +186,8 @@ def main() -> None:
              f"{load_before[0]:.2f}, during the build median {statistics.median(loads):.2f} (min {min(loads):.2f}, "
              f"max {max(loads):.2f}), after {load_after[0]:.2f}: the machine was shared with other work, so the "
              f"times are longer than on an idle one, the floor measured under the same kind of load.", "",
+             *([f"**{marks['ended']}**" + (f" {marks['note']}" if marks.get("note") else ""), ""]
+               if marks.get("ended") else []),
              f"Fetch (`python -m search fetch` from the local API): {fetch_s:.1f} s. Then `index_build.py seeds "
              f"iclr.jsonl` (a cold cache), stopped once the abstracts' stage was published; times from the fetch's end.",
              "", "| from the fetch's end to | seconds | floor | ratio (target) |", "|---|---|---|---|",
@@ -193,7 +198,8 @@ def main() -> None:
                      f"ranked by {marks['first meaning ranked by']}) | **{marks['first meaning']:.1f}** | | "
                      f"(≤ {FIRST_WITHIN} s) |")
     else:
-        lines.append(f"| the first papers ranked by meaning | not reached: stopped at {marks['cut']:.0f} s with "
+        lines.append(f"| the first papers ranked by meaning | not reached: {'ended' if marks.get('ended') else 'stopped'} "
+                     f"at {marks['cut']:.0f} s with "
                      f"{marks.get('last done', 0):,} abstracts embedded (a publish comes after each "
                      f"{PUBLISH_EVERY:,}) | | (≤ {FIRST_WITHIN} s) |")
     floor_cell = f"{least['seconds']:.1f} (a plain encode)" if least else "not measured (the run was stopped)"
@@ -201,7 +207,8 @@ def main() -> None:
         lines.append(f"| every paper ranked by meaning (the abstracts' stage published) | **{marks['all meaning']:.1f}**"
                      f" | {floor_cell} | {marks['all meaning'] / least['seconds']:.2f}× (≤ {BOUND}) |")
     else:
-        lines.append(f"| every paper ranked by meaning | not reached: stopped at {marks['cut']:.0f} s with "
+        lines.append(f"| every paper ranked by meaning | not reached: {'ended' if marks.get('ended') else 'stopped'} "
+                     f"at {marks['cut']:.0f} s with "
                      f"{marks['left']:,} papers still to embed | {floor_cell} | |")
         if marks.get("last done") and "words" in marks and least:
             part = least["seconds"] * marks["last done"] / least["texts"]

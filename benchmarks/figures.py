@@ -159,6 +159,54 @@ def first_run_venue(record):
                 busy=words.number({"machine": "2 busy processes beside it"}, "median seconds (each run)"))
 
 
+def cpu_flags(r) -> str:
+    """The CPU and its vector instructions as a record names them: "AMD EPYC: avx2, avx512f, …"."""
+    name = r.find(r'"name": "([^"]+)"') if '"name"' in r.text else r.find(r"^CPU: ([^,]+),")
+    flags = (r.find(r'"flags": \[([^\]]*)\]').replace('"', "") if '"flags"' in r.text
+             else r.find(r"those the build reads: ([^(;]+?)[ ;(]"))
+    return f"{name}: {flags}"
+
+
+def first_run_bf16(record):
+    return dict(first_run_venue(record), cpu=cpu_flags(record("build.md")))
+
+
+def meaning_avx2(record):
+    r = record("meaning_avx2.md")
+    first = r.cell({"from the fetch's end to": "the first papers ranked by meaning…"}, "seconds")
+    every_row = {"from the fetch's end to": "every paper ranked by meaning…"}
+    every = r.cell(every_row, "seconds")
+    eta = r.find(r"^\| the time left the page said (at [\d.]+% of the abstracts)")
+    return dict(cpu=cpu_flags(r), count=r.find(r"the words stage: ([\d,]+) papers"),
+                load=r.find(r"during the build median ([\d.]+)"), fetch=r.find(r"from the local API\): ([\d.]+) s"),
+                words=r.number({"from the fetch's end to": "the first answer by words…"}, "seconds"),
+                first=f"{first} s" if NUMBER.fullmatch(first) else first.split(":")[0] + " within the run",
+                every=(f"{every} s ({r.number(every_row, 'ratio (target)')}× the floor)" if NUMBER.fullmatch(every)
+                       else every.split(" with ")[0].replace(": ", " (") + "; the abstracts embedded by then at "
+                       + r.find(r"abstracts embedded by the stop.*\| ([\d.]+)× \(≤") + "× the floor)"),
+                eta=eta, eta_error=r.find(r"error \*\*([+-]\d+%)\*\*"))
+
+
+def embed_avx2(record):
+    r = record("embed_cpu_avx2.md")
+    col = "abstracts/s (median)"
+
+    def rate(arm: str) -> str:
+        return r.number({"arm": arm}, col)
+
+    cut = {"arm": "openvino f32, cut at 128 tokens"}
+    return dict(cpu=cpu_flags(r), load=r.find(r"after: ([\d.]+),"), slices=r.find(r"embedded (\d+) slices"),
+                per=r.find(r"slices of (\d+) texts"), ov=rate("openvino f32 (the build's), batch 32, longest first"),
+                ort=rate("onnxruntime f32 (threads not spinning)"), torch=rate("torch f32…"),
+                lowest=min(r.number({"arm": row["arm"]}, "vs the build's") for row in r.rows()
+                           if "int8" not in row["arm"] and "cut" not in row["arm"]),
+                highest=max(r.number({"arm": row["arm"]}, "vs the build's") for row in r.rows()
+                            if "int8" not in row["arm"] and "cut" not in row["arm"]),
+                int8=rate("onnxruntime int8 (dynamic quantisation)"),
+                int8_cos=r.number({"arm": "onnxruntime int8 (dynamic quantisation)"}, "mean cosine"),
+                cut=rate(cut["arm"]), cut_cos=r.number(cut, "mean cosine"), cut_at=r.find(r"cut at (\d+) tokens"))
+
+
 def refetch(record):
     r = record("refetch.md")
     row = {"re-fetch": "ratings and decisions moved, no text changed (target ≤ 30 s)"}
@@ -277,14 +325,31 @@ ROWS = [
         "{words} s / {meaning} s / {complete} s (floors: {meaning_floor} s, {complete_floor} s)",
         first_run,
         "`python benchmarks/bench_first_run.py` ([first_run.md](benchmarks/results/first_run.md))"),
-    Row("… the same for all 19,630 submissions with reviews (the seeds answer at {seeds} s)",
+    Row("… the same for all 19,630 submissions with reviews, on a CPU with AVX-512 BF16 ({cpu}), where OpenVINO "
+        "computes in bf16 (the seeds answer at {seeds} s)",
         "{words} s (target ≤ 60 s) / {meaning} s ({meaning_ratio}× its floor) / {complete} s ({complete_ratio}×; "
         "the reviewers' summaries, last, take {summaries} s of it); `index_build.py` alone to words: {alone} s; "
         "beside two busy processes {busy} s (target ≤ 90 s)",
-        first_run_venue,
+        first_run_bf16,
         "`python benchmarks/bench_first_run.py --data FILE --record first_run_venue.md` "
         "([first_run_venue.md](benchmarks/results/first_run_venue.md)); "
-        "`python benchmarks/bench_words.py --data FILE` ([words.md](benchmarks/results/words.md))"),
+        "`python benchmarks/bench_words.py --data FILE` ([words.md](benchmarks/results/words.md)); "
+        "the CPU: `python benchmarks/bench_build.py` ([build.md](benchmarks/results/build.md))"),
+    Row("all {count} papers (the venue and the seeds) fetched from a local OpenReview API ({fetch} s) and built by "
+        "`index_build.py`, on a CPU without AVX-512 ({cpu}), where OpenVINO computes in f32; the machine shared "
+        "(load {load}): the first answer by words / the first papers ranked by meaning / every paper",
+        "{words} s / {first} (target ≤ 600 s, idle) / {every}; the time left said {eta}: {eta_error} off",
+        meaning_avx2,
+        "`python benchmarks/bench_meaning.py --record meaning_avx2.md` "
+        "([meaning_avx2.md](benchmarks/results/meaning_avx2.md))"),
+    Row("embedding abstracts on that AVX2-only CPU ({cpu}), {slices} slices of {per} of the venue's texts, the "
+        "arms in turns (load {load}): median abstracts/s",
+        "OpenVINO f32 {ov} (the build's) / onnxruntime f32 {ort} / torch {torch}; every f32 backend, thread count, "
+        "batch size and order within {lowest}-{highest}× of the build's, so none replaced it; int8 {int8} (mean "
+        "cosine {int8_cos}) and texts cut at {cut_at} tokens {cut} (mean cosine {cut_cos}) not adopted",
+        embed_avx2,
+        "`python benchmarks/bench_embed_cpu.py --record embed_cpu_avx2.md` "
+        "([embed_cpu_avx2.md](benchmarks/results/embed_cpu_avx2.md))"),
     Row("rebuild after a re-fetch that moved only ratings and decisions, {count} submissions",
         "{seconds} s (target ≤ 30 s), {embedded}, {model}",
         refetch,

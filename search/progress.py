@@ -109,6 +109,15 @@ def part_eta(part: str, status: dict | None) -> float | None:
     return last                   # so it starts slow and errs long
 
 
+def searchable_now(count: int, pending: list[str], left: int, status: dict | None = None) -> str:
+    """What an index still waiting for some of its abstracts' vectors answers, and what is still coming: `left`
+    of its `count` papers have no vector yet (all of them in the words stage)."""
+    how = (f"by meaning the {count - left:,} papers embedded so far, by words the other {left:,} of {count:,}"
+           if 0 < left < count else f"by words: {count:,} papers")
+    return (f"Searchable now {how}, with every filter, sort, statistic and review. Still coming: "
+            f"{still_coming(pending, status)}. The page adds each as it lands.")
+
+
 def meaning_eta(status: dict | None) -> float | None:
     """Seconds until the abstracts are embedded, by the build's status file (None when it cannot tell)."""
     return part_eta("abstracts", status)

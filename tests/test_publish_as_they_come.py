@@ -4,6 +4,7 @@ between two publishes goes on from the vectors it saved. Plumbing only: a fake e
 from __future__ import annotations
 
 import json
+import time
 import shutil
 
 import numpy as np
@@ -38,14 +39,14 @@ def venue(path):
     return path
 
 
-def first_partial(out, seen: dict):
+def first_partial(out, seen: dict, every: int = EVERY):
     """A progress callback that keeps a copy of the index published after the first group of abstracts (the
     build removes its older folders as it goes) and loads it."""
     def look(stage: str, done: int, total: int) -> None:
         seen.setdefault("calls", []).append((stage, done, total))
-        if stage == "abstracts" and done >= EVERY and "partial" not in seen:
+        if stage == "abstracts" and done >= every and "partial" not in seen:
             m = load_index(resolve(out)).manifest
-            if m.unembedded and m.unembedded < N:
+            if m.unembedded and m.unembedded < m.count:
                 kept = shutil.copytree(resolve(out), out.parent / "first-partial")
                 seen["partial"] = load_index(kept)
                 seen["unembedded.json"] = json.loads((kept / UNEMBEDDED).read_text())
@@ -145,3 +146,32 @@ def test_groups_grow_where_a_publish_costs_more_than_a_twentieth_of_the_embeddin
                 **OPTIONS)
     assert seen["partial"].manifest.unembedded == N - EVERY
     assert {c[1] for c in seen["calls"] if c[0] == "abstracts"} == {0, EVERY, N}
+
+
+def test_the_page_says_which_papers_rank_by_meaning_while_the_rest_come(tmp_path, monkeypatch, model,
+                                                                         embedding_cache):
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import ROOT, SEEDS, cache_copy
+    from search.background import status_file
+    from search.progress import write_status
+
+    # the seeds built by the real model (the page refuses an index of another), published every 20 abstracts
+    seen, out = {}, tmp_path / "build" / "index"
+    cache = cache_copy(embedding_cache, tmp_path / "cache", vectors=False)
+    build_index([SEEDS], out, model=model, cache_dir=cache, progress=first_partial(out, seen, 20),
+                **{**OPTIONS, "publish_every": 20})
+    m = seen["partial"].manifest
+    index = tmp_path / "index"
+    index.symlink_to(seen["partial"].path, target_is_directory=True)
+    # a build that has just started: the page shows its panel (background.busy)
+    write_status(status_file(index), {"state": "starting", "stage": "abstracts", "done": 20, "total": m.count,
+                                      "updated": time.time()})
+    monkeypatch.setenv("SEARCH_INDEX", str(index))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    said = [i.value for i in at.info if i.value.startswith("Searchable now")]
+    assert said == [f"Searchable now by meaning the {m.count - m.unembedded} papers embedded so far, by words the "
+                    f"other {m.unembedded} of {m.count}, with every filter, sort, statistic and review. Still "
+                    f"coming: search by meaning ({100 * 20 / m.count:.0f}% built). The page adds each as it lands."]
