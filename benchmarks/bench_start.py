@@ -167,7 +167,9 @@ def main() -> None:
              + (f", {manifest['sentences']:,} sentences" if manifest.get("sentences") else "")
              + (f", {manifest['summaries']:,} summaries" if manifest.get("summaries") else "") + ".", "",
              "Median of each command's runs: wall seconds, and its CPU seconds (user + system) in brackets. "
-             "Wall seconds stretch with the machine's load (two cores shared with other work); CPU seconds much less.",
+             "Wall seconds stretch with the machine's load (two cores shared with other work); CPU seconds much less. "
+             "Python's bytecode is cached, as an installed package has it (with PYTHONDONTWRITEBYTECODE set, every "
+             "import compiles its source again: seconds more).",
              "", "| command | " + " | ".join(trees) + " |", "|---|" + "---|" * len(trees)]
     lines.append("| `import search.cli` | " + " | ".join(cell(imports[t]) for t in trees) + " |")
     for name, argv in cmds.items():
