@@ -18,8 +18,9 @@ def commands(pid: str) -> dict[str, tuple[list[str], set[str]]]:
                   # the hybrid list: the query's vector, BM25, why each result (sentences), the reviewers'
                   # summaries re-scoring it and the summary that lifted a paper (quoted from its review)
                   {"query encoder", "BM25", "sentences", "summaries", "reviews"}),
+        # ranked by BM25, each hit's cosine and closest sentence shown: the query's vector still
         "query by words": (["query", "reinforcement learning", "--mode", "keyword", "--decision", "all"],
-                           {"BM25", "sentences"}),
+                           {"query encoder", "BM25", "sentences"}),
         "search within reviews": (["query", "ablation", "--mode", "reviews", "--decision", "all"], {"reviews"}),
         "similar": (["similar", pid, "--decision", "all"], {"BM25"}),
         "stats": (["stats"], {"topics and map"}),
