@@ -76,8 +76,7 @@ def stages(index: Path) -> list[tuple[str, float]]:
                     str(index)], cwd=ROOT, capture_output=True, check=True)
     by_name = {f"{Path(f).name}:{fn}": v[3] for (f, _, fn), v in pstats.Stats(str(out)).stats.items()}
     want = [("the whole command", "__main__.py:<module>"), ("importing the library", "cli.py:<module>"),
-            ("opening the index (load_index)", "index.py:load_index"), ("the engine (Engine.__init__)",
-                                                                        "engine.py:__init__"),
+            ("opening the index (load_index)", "index.py:load_index"),
             ("the query (Engine.search)", "engine.py:search"), ("its language (detect_language)",
                                                                  "multilingual.py:detect_language"),
             ("BM25 read (Lexical)", "lexical.py:__init__"), ("the query encoder loaded (load_encoder)",
