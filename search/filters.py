@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -76,7 +77,14 @@ def spread(p: Paper) -> float | None:
     """How far the reviewers disagree: the standard deviation of the ratings (None under two ratings)."""
     if len(p.ratings) < 2:
         return None
-    return float(np.std(p.ratings))
+    return _std(tuple(p.ratings))
+
+
+@lru_cache(maxsize=65536)
+def _std(ratings: tuple[float, ...]) -> float:
+    """np.std of each distinct list of ratings once: the statistics' most controversial papers and the sort by
+    spread ask it of every paper (0.7 s of CPU at 19,632 papers; a few thousand distinct lists)."""
+    return float(np.std(ratings))
 
 
 class FilterError(ValueError):
