@@ -3,7 +3,7 @@
 Each entry becomes a record in the shape corpus.py reads (its declared fields, corpus.Fields): the venue's
 name and year from the file's name (or its entries' BibTeX), the decision from `status` ("Reject" ->
 Rejected, "Withdraw" -> Withdrawn, a published list's "Long", "Findings", "Main" ... -> Accepted, with the words
-kept as the track), authors and affiliations split on ";" (one affiliation a author, "+" between two of one
+kept as the track), authors and affiliations split on ";" (one affiliation an author, "+" between two of one
 author), keywords on ";", each review's rating from "5;6;6", `gs_citation` as the citations (-1: unknown).
 An entry without an abstract is not a paper to search by: it is counted, and the file's count said once.
 What is wrong with the file is a ListError naming it (and the entry)."""
