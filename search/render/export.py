@@ -14,8 +14,39 @@ from ..latex import to_unicode
 from ..text import clean_for_model
 
 FORMATS = ("bibtex", "csv", "md")
-BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"
-YEAR = "2026"
+# a record that names no venue (the seed lists) is taken as the project's own conference, ICLR 2026
+DEFAULT_CONFERENCE, DEFAULT_YEAR = "ICLR", 2026
+# each conference's proceedings as its BibTeX entries name them, by its short name as the records give it
+# (case ignored; Paper Copilot's "nips" is NeurIPS); another name stands as it is given
+PROCEEDINGS = {
+    "iclr": ("ICLR", "International Conference on Learning Representations"),
+    "neurips": ("NeurIPS", "Advances in Neural Information Processing Systems"),
+    "nips": ("NeurIPS", "Advances in Neural Information Processing Systems"),
+    "icml": ("ICML", "International Conference on Machine Learning"),
+    "colm": ("COLM", "Conference on Language Modeling"),
+    "corl": ("CoRL", "Conference on Robot Learning"),
+    "aistats": ("AISTATS", "International Conference on Artificial Intelligence and Statistics"),
+    "colt": ("COLT", "Conference on Learning Theory"),
+    "alt": ("ALT", "International Conference on Algorithmic Learning Theory"),
+    "uai": ("UAI", "Conference on Uncertainty in Artificial Intelligence"),
+    "acml": ("ACML", "Asian Conference on Machine Learning"),
+    "automl": ("AutoML", "International Conference on Automated Machine Learning"),
+    "acl": ("ACL", "Annual Meeting of the Association for Computational Linguistics"),
+    "naacl": ("NAACL", "Conference of the North American Chapter of the Association for Computational Linguistics"),
+    "coling": ("COLING", "International Conference on Computational Linguistics"),
+    "cvpr": ("CVPR", "IEEE/CVF Conference on Computer Vision and Pattern Recognition"),
+    "iccv": ("ICCV", "IEEE/CVF International Conference on Computer Vision"),
+    "eccv": ("ECCV", "European Conference on Computer Vision"),
+    "wacv": ("WACV", "IEEE/CVF Winter Conference on Applications of Computer Vision"),
+    "aaai": ("AAAI", "AAAI Conference on Artificial Intelligence"),
+    "ijcai": ("IJCAI", "International Joint Conference on Artificial Intelligence"),
+    "kdd": ("KDD", "ACM SIGKDD Conference on Knowledge Discovery and Data Mining"),
+    "www": ("WWW", "The ACM Web Conference"),
+}
+# ICLR numbers its meetings (2013 the first): its own proceedings say "The Fourteenth ..." for 2026
+_ORDINALS = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth", "Ninth", "Tenth",
+             "Eleventh", "Twelfth", "Thirteenth", "Fourteenth", "Fifteenth", "Sixteenth", "Seventeenth",
+             "Eighteenth", "Nineteenth", "Twentieth")
 CSV_COLUMNS = ("id", "title", "authors", "url", "pdf", "topic", "primary_area", "venue", "avg_rating",
                "avg_confidence", "n_ratings", "sources")
 
@@ -30,12 +61,30 @@ def latex_escape(text: str) -> str:
     return _LATEX_SPECIAL.sub(lambda m: _LATEX_ESCAPES[m.group()], clean_for_model(text))
 
 
+def booktitle(p: Paper) -> tuple[str, str]:
+    """(booktitle, year) of a paper's BibTeX entry, from its conference and year: "Conference on Language
+    Modeling (COLM 2025)", "2025"; an ACL-family paper of the Findings track, "Findings of the Association for
+    Computational Linguistics: ACL 2022". A paper whose record names no conference is ICLR 2026's (the seed
+    lists); one without a year has none ("")."""
+    conference, year = p.conference, p.year
+    if not conference:
+        conference, year = DEFAULT_CONFERENCE, year or DEFAULT_YEAR
+    short, name = PROCEEDINGS.get(conference.lower(), (conference, conference))
+    year_text = str(year) if year else ""
+    if "findings" in p.track.lower() and short in ("ACL", "NAACL", "EMNLP", "EACL", "AACL"):
+        return f"Findings of the Association for Computational Linguistics: {short} {year_text}".strip(), year_text
+    if short == "ICLR" and year and 0 < year - 2012 <= len(_ORDINALS):
+        name = f"The {_ORDINALS[year - 2013]} {name}"
+    label = f"{short} {year_text}".strip()
+    return (f"{name} ({label})" if name != short else label), year_text
+
+
 def citation_key(p: Paper) -> str:
     """Stable key: the title's first real word, the year and the start of the id (ids never change)."""
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", clean_for_model(p.title))
              if w.lower() not in {"a", "an", "the", "on", "of", "towards", "toward"}]
     first = (words[0] if words else "paper").lower()[:20]
-    return f"{first}{YEAR}{re.sub(r'[^A-Za-z0-9]', '', p.id)[:8]}"
+    return f"{first}{booktitle(p)[1]}{re.sub(r'[^A-Za-z0-9]', '', p.id)[:8]}"
 
 
 def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
@@ -49,7 +98,9 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
         fields = [("title", "{" + latex_escape(p.title) + "}")]  # inner braces keep capitals
         if p.authors:
             fields.append(("author", " and ".join(latex_escape(a) for a in p.authors)))
-        fields += [("booktitle", BOOKTITLE), ("year", YEAR), ("abstract", latex_escape(p.abstract))]
+        title, year = booktitle(p)
+        fields += [("booktitle", latex_escape(title))] + ([("year", year)] if year else [])
+        fields.append(("abstract", latex_escape(p.abstract)))
         if p.url:
             fields.append(("url", p.url.replace("{", "").replace("}", "")))
         if p.keywords:
