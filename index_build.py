@@ -16,7 +16,8 @@ from search.progress import ProgressLog
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description="Embed abstracts into a FAISS index directory.")
     ap.add_argument("inputs", nargs="*", type=Path, default=[Path("seeds")],
-                    help="seed .txt lists, .jsonl or .csv exports, or directories of them (default: seeds/)")
+                    help="seed .txt lists, .jsonl or .csv exports (a fetch's), Paper Copilot's venue lists "
+                         "(<venue><year>.json or .json.gz), or directories of them, in any mix (default: seeds/)")
     ap.add_argument("--out", type=Path, default=Path("index"), help="index directory (default: index/)")
     ap.add_argument("--model", default=DEFAULT_MODEL,
                     help="sentence-transformers model name or local path (default: all-MiniLM-L6-v2, offline)")

@@ -11,9 +11,9 @@ from urllib.parse import quote
 import streamlit as st
 
 from search import background
-from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, Engine, IndexLoadError, Result,
-                           UnknownPaper, load_query_model, open_engine)
-from search.filters import Filters, address_key, fold, sort_choices, sort_named
+from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORT_POOL, Engine, IndexLoadError,
+                           Result, UnknownPaper, load_query_model, open_engine)
+from search.filters import FILTERS, Filters, address_key, fold, sort_choices, sort_named
 from search.progress import meaning_note, status_text, still_coming, with_meaning_note
 from search.render import (COLOUR_WORDS, FORMATS, Card, box_figure, card, cards_html, decision_figure, export, fared_figure,
                            fields_html, histogram_figure, map_colours, map_figure, plain_markdown, plain_title,
@@ -932,6 +932,26 @@ def decision_label(choice: str) -> str:
     return " + ".join(DECISION_LABELS.get(c, c) for c in choice.split(","))
 
 
+def declared_widgets(catalog, filters: Filters) -> None:
+    """The widget of each filter that declares one (filters.Widget), where the index has what it needs: a venue
+    filter on an index of one venue and year, or an author filter on anonymous records, is not drawn."""
+    for f in FILTERS:
+        w, value, wkey = f.widget, getattr(filters, f.field), f"{f.key}_w"
+        if w is None or not f.shown(catalog.facts):
+            continue
+        if w.kind == "choices":
+            offers = f.offers(catalog.facts)
+            if len(offers) < 2 and not value:
+                continue
+            synced(wkey, list(value))
+            st.multiselect(w.label, list(dict.fromkeys([*offers, *value])), key=wkey, on_change=set_param,
+                           args=(f.key, wkey), help=w.help)
+        else:
+            synced(wkey, (value or ("",))[0])
+            st.text_input(w.label, key=wkey, on_change=set_param, args=(f.key, wkey), placeholder=w.placeholder,
+                          help=w.help)
+
+
 def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
     from search.filters import default_decisions
 
@@ -957,26 +977,19 @@ def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
         if catalog.areas:
             synced("area_w", list(filters.areas))
             st.multiselect("Primary area", catalog.areas, key="area_w", on_change=set_param, args=("area", "area_w"))
-        if catalog.venues:
-            synced("venue_w", list(filters.venues))
-            st.multiselect("Venue", catalog.venues, key="venue_w", on_change=set_param, args=("venue", "venue_w"),
-                           format_func=lambda v: v.replace("ICLR 2026 ", ""))
-        if catalog.has_authors:
-            synced("author_w", (filters.authors or ("",))[0])
-            st.text_input("Author", key="author_w", on_change=set_param, args=("author", "author_w"),
-                          placeholder="part of a name, e.g. LeCun", help="papers with an author whose name "
-                          "contains this (case and accents ignored)")
-        elif catalog.has_decisions:
+        declared_widgets(catalog, filters)
+        if not catalog.has_authors and catalog.has_decisions:
             st.caption("No author filter: these records name no authors (OpenReview keeps a venue's authors "
                        "hidden until it makes them public, for accepted papers after the decisions).")
-        if catalog.has_ratings:
-            sorts = {s.name: s.label for s in sort_choices(catalog.sub_scores)}
+        sorts = {s.name: s.label for s in sort_choices(catalog.sub_scores, catalog.facts)}
+        if len(sorts) > 1:
             synced("sort_w", filters.sort)
             st.selectbox("Sort by", list(sorts), key="sort_w", on_change=set_param,
                          args=("sort", "sort_w"), format_func=sorts.get,
-                         help="Rating and oral keep, of the 30 papers most relevant to a query, those close to the "
-                              "best match, and re-order them (a topic or reading list: all of it); they "
-                              "never fetch other papers.")
+                         help=f"A sort keeps, of the {SORT_POOL} papers most relevant to a query, those close to "
+                              "the best match, and re-orders them (a topic or reading list: all of it); it "
+                              "never fetches other papers.")
+        if catalog.has_ratings:
             synced("min_rating_w", filters.min_rating)
             st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=None,
                             key="min_rating_w", on_change=set_param, args=("min_rating", "min_rating_w"),

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from .corpus import FIELDS, RECORD_ONLY, Paper
-from .filters import DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort
+from .filters import (DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort,
+                      venue_facts, venue_parts, venue_words)
 from .parts.history import move
 from .text import strip_control
 from .topics import Topic
@@ -50,6 +51,9 @@ class Catalog:
         rated = self._rating[np.isfinite(self._rating)]
         self.rating_summary = f"mean {rated.mean():.2f}, median {np.median(rated):.2f}" if len(rated) else ""
         self.has_authors = any(self._authors)
+        self._affiliations = ["\n".join(fold(a) for a in p.affiliations if a) for p in papers]
+        parts = [venue_parts(p) for p in papers]
+        self.citations = np.array([np.nan if p.citations is None else p.citations for p in papers], float)
         self._decision = np.array([p.decision for p in papers], dtype=object)
         self.decisions = sorted({p.decision for p in papers if p.decision})
         self.has_decisions = bool(self.decisions)
@@ -68,11 +72,17 @@ class Catalog:
                         "move": np.array([np.nan if (m := move(p)) is None else m for p in papers], float),
                         "new": np.array([p.new for p in papers], bool),
                         "decision_from": np.array([p.decision_from for p in papers], dtype=object),
-                        "reviews_added": np.array([p.reviews_added for p in papers], int)}
+                        "reviews_added": np.array([p.reviews_added for p in papers], int),
+                        "conference": np.array([fold(c) for c, _, _ in parts], dtype=object),
+                        "year": np.array([np.nan if y is None else y for _, y, _ in parts], float),
+                        "venue_words": [venue_words(p) for p in papers],
+                        "affiliations": self._affiliations, "citations": self.citations}
         self._fields: dict[str, list] = {}
         self.fetches = fetches
         self.facts = IndexFacts(frozenset(self.areas), frozenset(self.venues), frozenset(self.decisions),
-                                tuple(self.sub_scores), self.has_authors, self.has_ratings, fetches)
+                                tuple(self.sub_scores), self.has_authors, self.has_ratings, fetches,
+                                has_affiliations=any(self._affiliations),
+                                has_citations=bool(np.isfinite(self.citations).any()), **venue_facts(papers))
         self.topics = {t.id: t for t in topics}
         self.map_xy = self._map(list(map_points))
 

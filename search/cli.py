@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from . import guard
+from . import guard, venues
 from .guard import UsageError
 from .openreview.fetch import DEFAULT_VENUE, Partway, default_out, fetch_venues, partial_paths
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
@@ -216,6 +216,16 @@ def cmd_map(engine: Engine, args: argparse.Namespace) -> int:
             print(json.dumps({"id": p.id, "x": round(x, 6), "y": round(y, 6), "topic": p.topic}))
         else:
             print(f"{p.id}\t{x:.4f}\t{y:.4f}\t{p.topic}")
+    return 0
+
+
+def cmd_venues(engine: Engine, args: argparse.Namespace) -> int:
+    rows = venues.venue_years(engine.papers)
+    if args.json:
+        for v in rows:
+            print(json.dumps(v.to_dict(), ensure_ascii=False))
+    else:
+        print(venues.table(rows))
     return 0
 
 
@@ -479,7 +489,10 @@ def parser() -> argparse.ArgumentParser:
                    help="index directory (default: $SEARCH_INDEX, else index/)")
     for name, helptext in (("topics", "the topics with their labels and sizes"),
                            ("map", "the 2D map: id, x, y and topic of every paper"),
-                           ("stats", "papers, orals and review ratings per primary area and per topic")):
+                           ("stats", "papers, orals and review ratings per primary area and per topic"),
+                           ("venues", "each venue and year: its papers, the decisions its record holds (accepted, "
+                                      "rejected, withdrawn) and what it carries (abstracts, reviews, authors, "
+                                      "affiliations, citations)")):
         t = sub.add_parser(name, help=helptext)
         t.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
@@ -684,6 +697,6 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError("-k must be at least 1")
     engine = open_engine(args.index or default_index())
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
-                "map": cmd_map, "stats": cmd_stats, "reviews": cmd_reviews, "fared": cmd_fared, "where": cmd_where, "author": cmd_author,
-                "changes": cmd_changes, "saved": cmd_saved}
+                "map": cmd_map, "stats": cmd_stats, "venues": cmd_venues, "reviews": cmd_reviews, "fared": cmd_fared,
+                "where": cmd_where, "author": cmd_author, "changes": cmd_changes, "saved": cmd_saved}
     return commands[args.command](engine, args)

@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from . import decoding
+from . import decoding, venuelists
 from .text import clean_for_model, id_from_digest, match_digest, match_key, strip_control
 from .titles import derive_title
 
@@ -143,6 +143,11 @@ def carries_reviews(paths: list[Path]) -> bool:
     return False
 
 
+def readable(path: Path) -> bool:
+    """Whether a file's name is of a kind the build reads."""
+    return path.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES or venuelists.is_list(path)
+
+
 def input_files(paths: list[Path]) -> list[Path]:
     """Expand directories into their abstract files; refuse what is missing or empty."""
     files: list[Path] = []
@@ -150,13 +155,14 @@ def input_files(paths: list[Path]) -> list[Path]:
         if not p.exists():
             raise CorpusError(f"{p}: no such file or directory")
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")
-                           and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES)
+            found = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".") and readable(f))
             if not found:
-                raise CorpusError(f"{p}: directory holds no abstract files (.txt, .jsonl, .csv)")
+                raise CorpusError(f"{p}: directory holds no abstract files (.txt, .jsonl, .csv, "
+                                  "or venue lists .json, .json.gz)")
             files.extend(found)
-        elif p.suffix.lower() not in TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES:
-            raise CorpusError(f"{p}: unsupported file type '{p.suffix}' (use .txt, .jsonl or .csv)")
+        elif not readable(p):
+            raise CorpusError(f"{p}: unsupported file type '{p.suffix}' (use .txt, .jsonl, .csv, or a venue "
+                              "list .json or .json.gz)")
         else:
             files.append(p)
     return files
@@ -371,13 +377,43 @@ def read_csv(path: Path, text: str, skip_bad: bool, skipped: list[str]) -> list[
     return records
 
 
-def read_file(path: Path, skip_bad: bool = False, skipped: list[str] | None = None) -> list[Record]:
-    """Read one file by its suffix; CorpusError names the file and line of what is wrong."""
+def read_venue_list(path: Path, data: bytes, skip_bad: bool, skipped: list[str],
+                    notes: list[str]) -> list[Record]:
+    """A venue list (venuelists.py): each entry with an abstract a record; those without one counted, in a
+    line of `notes` for the file (KDD's lists have none)."""
+    try:
+        items, without = venuelists.read(path, data)
+    except venuelists.ListError as e:
+        raise CorpusError(str(e)) from None
+    records = []
+    for where, item in items:
+        def parse() -> Record:
+            if isinstance(item, str):
+                raise CorpusError(item)
+            return _record(item, path.name, where)
+
+        rec = _guarded(parse, skip_bad, skipped)
+        if rec:
+            records.append(rec)
+    if without:
+        notes.append(f"{path}: {without:,} of {len(items) + without:,} entries have no abstract: left out "
+                     "(nothing to search them by)")
+    if not items and not without:
+        raise CorpusError(f"{path}: the list holds no papers")
+    return records
+
+
+def read_file(path: Path, skip_bad: bool = False, skipped: list[str] | None = None,
+              notes: list[str] | None = None) -> list[Record]:
+    """Read one file by its suffix; CorpusError names the file and line (or entry) of what is wrong; `notes`
+    gets what a reader should know that is no error (a venue list's entries without an abstract)."""
     skipped = [] if skipped is None else skipped
     try:
         data = path.read_bytes()
     except OSError as e:
         raise CorpusError(f"{path}: cannot read ({e.strerror})") from None
+    if venuelists.is_list(path):
+        return read_venue_list(path, data, skip_bad, skipped, [] if notes is None else notes)
     text = decode(path, data)
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
@@ -444,13 +480,17 @@ def merge(records: list[Record], notes: list[str] | None = None) -> list[Paper]:
     owner: dict[str, Record] = {}    # group -> its first record with an id
     per_file: dict[tuple[str, str], Record] = {}  # (group, file) -> the group's first record with an id there
     apart: list[tuple[Record, Record]] = []
+    differ: list[tuple[Record, Record]] = []
     for rec in records:
         if rec.id and rec.id in by_id:
             key = by_id[rec.id]
             if content[key] != rec.key:
-                first = groups[key][0].where
-                raise CorpusError(f"{rec.where}: duplicate id '{rec.id}' with a different abstract "
-                                  f"(first at {first})")
+                first = groups[key][0]
+                if _file(first) == _file(rec):
+                    raise CorpusError(f"{rec.where}: duplicate id '{rec.id}' with a different abstract "
+                                      f"(first at {first.where})")
+                # two sources of one paper (a venue list and a fetch of the venue): its first text stands
+                differ.append((rec, first))
         else:
             key = rec.key
             twin = per_file.get((key, _file(rec))) if rec.id else None
@@ -484,6 +524,11 @@ def merge(records: list[Record], notes: list[str] | None = None) -> list[Paper]:
     for rec, twin in apart:
         notes.append(f"kept {rec.id} ({rec.where}) apart from {twin.id} ({twin.where}): one file gives them "
                      f"the same abstract ({_quoted(rec.abstract)}) but their own ids")
+    if differ:
+        shown = "; ".join(f"{rec.id} ({rec.where}, first at {first.where})" for rec, first in differ[:5])
+        more = f" and {len(differ) - 5} more" if len(differ) > 5 else ""
+        notes.append(f"{len(differ)} record(s) describe a paper that another file gives with another abstract: "
+                     f"one paper each, with the first file's text: {shown}{more}")
     empty = [p for p in papers if len(p.abstract) < 40 and len(match_key(p.abstract)) <= PLACEHOLDER_CHARS]
     if empty:
         shown = ", ".join(f"{p.id} ({_quoted(p.abstract, 12)})" for p in empty[:10])
@@ -613,8 +658,9 @@ def load_corpus(paths: list[Path], skip_bad: bool = False,
     nothing was left out for them, so they are not among the skipped lines."""
     skipped: list[str] = []
     records: list[Record] = []
+    notes = [] if notes is None else notes
     for f in input_files(paths):
-        records.extend(read_file(f, skip_bad, skipped))
+        records.extend(read_file(f, skip_bad, skipped, notes))
     if not records:
         raise CorpusError(f"{', '.join(map(str, paths))}: no abstracts found")
     return merge(records, notes), skipped

@@ -14,7 +14,7 @@ from .parts import history, lexical, reviews, summaries
 from . import notices as say
 from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
-from .fared import Fared, places, rejections_known, tally
+from .fared import Fared, place_of, places, rejections_known, tally
 from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
 from .corpus import Paper
 from .encoding.embed import as_encoder, load_model
@@ -136,7 +136,10 @@ class Result:
         """What a sorted list holds, in words ("12 papers that match, best rated first"); "" by relevance."""
         if self.sort == "relevance" or not self.hits:
             return ""
-        return say.order(self.matched, len(self.hits), sort_named(self.sort, [self.sort]).words)
+        sort = sort_named(self.sort, [self.sort])
+        said = say.order(self.matched, len(self.hits), sort.words)
+        lacking = sum(1 for h in self.hits if sort.lacks(h.paper)) if sort.lacks else 0
+        return f"{said}; {lacking} of them {sort.lacks_words}, last" if lacking else said
 
 
 @dataclass
@@ -449,9 +452,9 @@ class Engine:
         ratings; a sort takes SORT_POOL candidates to re-order, relevance k; `answer` is the Result to give
         when the filters leave no paper."""
         sort, unsorted = filters.sort, None
-        sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
-        if sort != "relevance" and not self.catalog.has_ratings:
-            sort, unsorted = "relevance", notice("no ratings")
+        named = sort_named(sort, self.catalog.sub_scores)  # ValueError for a sort this index cannot give
+        if not named.offered(self.catalog.facts):
+            sort, unsorted = "relevance", notice("no citations" if named.needs == "has_citations" else "no ratings")
         mask = self.catalog.mask(filters)
         if len(exclude):
             mask = np.ones(len(self.papers), dtype=bool) if mask is None else mask.copy()
@@ -639,7 +642,7 @@ class Engine:
         """Whether the paper's venue-year's record holds its rejections (else its list has accepted papers only,
         and no rate is made from it)."""
         self.place_fate("", None)
-        return (p.conference, p.year) in self._known
+        return place_of(p) in self._known
 
     def author(self, name: str):
         """An author's page (people.Author): their papers by venue and year, co-authors, affiliations; None where
@@ -660,7 +663,7 @@ class Engine:
         if self._places is None:
             groups: dict = {}
             for p in self.papers:
-                groups.setdefault((p.conference, p.year), []).append(p)
+                groups.setdefault(place_of(p), []).append(p)
             self._places = {key: tally(ps) for key, ps in groups.items()}
             self._known = {key for key, fate in self._places.items() if rejections_known(fate)}
         return self._places.get((conference, year)) or tally([])

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 from .corpus import Paper
-from .filters import MIN_DECIDED, decision_group
+from .filters import MIN_DECIDED, decision_group, venue_parts
 
 GROUPS = ("accepted", "rejected", "withdrawn", "undecided")
 COLOURS = {"accepted": "#2e7d32", "rejected": "#c62828", "withdrawn": "#9e9e9e", "undecided": "#90a4ae"}
@@ -87,6 +87,11 @@ def tally(papers: Iterable[Paper], known: Callable[[Paper], bool] | None = None)
     return out
 
 
+def place_of(p: Paper) -> tuple[str, int | None]:
+    """A paper's (conference, year): its fields, or an older index's venue words (filters.venue_parts)."""
+    return venue_parts(p)[:2]
+
+
 def place_name(conference: str, year: int | None) -> str:
     """"COLM 2025"; "COLM" without a year; "no venue" where the record names none."""
     return " ".join(x for x in (conference, str(year) if year else "") if x) or "no venue"
@@ -100,7 +105,7 @@ def rejections_known(whole: Fate) -> bool:
 
 def places_with_rejections(papers: Iterable[Paper]) -> set[tuple[str, int | None]]:
     """The (conference, year) of every venue-year whose record holds a rejection or withdrawal."""
-    return {(p.conference, p.year) for p in papers if decision_group(p.decision) in ("rejected", "withdrawn")}
+    return {place_of(p) for p in papers if decision_group(p.decision) in ("rejected", "withdrawn")}
 
 
 @dataclass
@@ -140,7 +145,7 @@ def places(neighbours: list[Paper], whole: Callable[[str, int | None], Fate]) ->
     venue-year's every paper, tallied."""
     groups: dict[tuple[str, int | None], list[Paper]] = {}
     for p in neighbours:
-        groups.setdefault((p.conference, p.year), []).append(p)
+        groups.setdefault(place_of(p), []).append(p)
     out = []
     for (conference, year), papers in groups.items():
         every = whole(conference, year)

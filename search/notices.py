@@ -13,6 +13,7 @@ WORDS = {
     "no text": "No text to compare with.",
     "no paper": "No {other}paper matches these filters.",
     "no ratings": "This index has no review ratings (the seed lists carry none), so the list is by relevance.",
+    "no citations": "This index has no citation counts (only venue lists carry them), so the list is by relevance.",
     "no multilingual": (
         "This query looks like another language ({language}), and this index was built without the "
         "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .corpus import Paper
-from .fared import place_name
+from .fared import place_name, place_of
 from .filters import fold
 
 
@@ -27,13 +27,13 @@ class Author:
         """("COLM 2025", papers) a venue-year, newest first."""
         out: dict[str, list[Paper]] = {}
         for p in self.papers:
-            out.setdefault(place_name(p.conference, p.year), []).append(p)
+            out.setdefault(place_name(*place_of(p)), []).append(p)
         return list(out.items())
 
     def to_dict(self) -> dict:
         return {"name": self.name, "papers": len(self.papers),
-                "venues": [{"venue": name, "papers": [{"id": p.id, "title": p.title, "venue": p.conference,
-                                                      "year": p.year, "decision": p.decision, "authors": p.authors}
+                "venues": [{"venue": name, "papers": [{"id": p.id, "title": p.title, "venue": place_of(p)[0],
+                                                      "year": place_of(p)[1], "decision": p.decision, "authors": p.authors}
                                                      for p in papers]} for name, papers in self.by_place()],
                 "coauthors": [{"name": n, "papers": c} for n, c in self.coauthors],
                 "affiliations": [{"name": n, "papers": c} for n, c in self.affiliations]}
@@ -79,7 +79,7 @@ def author(papers: list[Paper], name: str, folded_names: list[str] | None = None
                 together.setdefault(f, Counter())[a] += 1
     if not mine:
         return None
-    mine.sort(key=lambda p: (-(p.year or 0), p.conference, p.title))
+    mine.sort(key=lambda p: (-(place_of(p)[1] or 0), place_of(p)[0], p.title))
     coauthors = sorted(((_spelling(c), sum(c.values())) for c in together.values()), key=lambda x: (-x[1], x[0]))
     institutions = sorted(((_spelling(c), sum(c.values())) for c in affs.values()), key=lambda x: (-x[1], x[0]))
     return Author(_spelling(spellings), mine, coauthors, institutions)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 from .corpus import Paper
-from .fared import place_name, places_with_rejections
+from .fared import place_name, place_of, places_with_rejections
 from .filters import MIN_DECIDED, decision_group, fold, in_programme, is_oral, spread
 
 
@@ -78,7 +78,7 @@ def summarise(name: str, papers: list[Paper], best: int = 3, known: set | None =
     listed_only = 0
     for p in papers:
         group = decision_group(p.decision)
-        if group and known is not None and (p.conference, p.year) not in known:
+        if group and known is not None and place_of(p) not in known:
             listed_only += group == "accepted"
         elif group:
             decisions[group] = decisions.get(group, 0) + 1
@@ -134,7 +134,7 @@ def groups(papers: list[Paper], topics: dict) -> list[tuple[str, list[GroupStats
     page's view show. Venue-years where the index holds more than one; institutions where it names any."""
     known = places_with_rejections(papers)
     out = [("all", [summarise("all papers", papers, known=known)])]
-    venues = by(papers, lambda p: place_name(p.conference, p.year), known=known)
+    venues = by(papers, lambda p: place_name(*place_of(p)), known=known)
     if len(venues) > 1:
         out.append(("venue", sorted(venues, key=lambda s: s.name)))
     out.append(("area", by(papers, lambda p: p.primary_area, known=known)))

@@ -3,6 +3,7 @@ and the keys and ids made from it."""
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import unicodedata
 from functools import lru_cache
@@ -76,3 +77,26 @@ def id_from_digest(digest: str) -> str:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# the tags a venue list's abstracts and titles carry ("<i>", "<p>", "<br/>"); "<Subject, Verb, Object>" in an
+# abstract is text (seen in COLING, NAACL and WACV lists), so only these names are tags
+_HTML_TAG = re.compile(r"</?(p|br|div|span|a|i|em|b|strong|u|sub|sup|tt|code|font|small|big|li|ul|ol)"
+                       r"(\s[^<>]*)?/?>", re.IGNORECASE)
+_HTML_EMPHASIS = {"i": "*", "em": "*", "b": "**", "strong": "**"}
+
+
+def from_html(text: str) -> str:
+    """HTML in a text (entities, tags) as the project's other abstracts write it: entities as characters
+    ("&mdash;" -> "—"), emphasis as Markdown's (which the page shows and the model's text drops), other tags
+    as a space or nothing. Text without "<" or "&" is returned as it is."""
+    if "&" not in text and "<" not in text:
+        return text
+
+    def tag(m: re.Match) -> str:
+        name = m.group(1).lower()
+        if name in _HTML_EMPHASIS:
+            return _HTML_EMPHASIS[name]
+        return " " if name in ("p", "br", "div", "li", "ul", "ol") else ""
+
+    return html.unescape(_HTML_TAG.sub(tag, text))

@@ -1,6 +1,6 @@
 """Across venues, on one index of four venue-years built with the real model: the ICLR 2026 submissions a fetch
 brings (conftest: venue_records: every decision, anonymous), ICLR 2017 from Paper Copilot's list (accepted and
-rejected papers, with authors), and COLM 2024 and 2025 from theirs (accepted papers only, with authors and
+rejected papers, with authors), and COLM 2024 and 2025 from theirs (the lists' files, cut short) (accepted papers only, with authors and
 affiliations). Where work like this appears, an author's page, statistics per venue and year and by
 institution, BibTeX per venue, the map by venue and year."""
 import gzip
@@ -19,37 +19,38 @@ AUTHOR = "Greg Durrett"          # six COLM 2025 papers and three of COLM 2024 i
 STATUS = {"Poster": "Poster", "Oral": "Oral", "Spotlight": "Spotlight", "Reject": "Rejected"}
 
 
-def list_records(path: Path, conference: str, year: int, n: int, keep: str = "") -> list[dict]:
-    """The first n entries of a Paper Copilot list with a known status (and every one naming `keep`), as the
-    records a build reads: the list's people and decision, its venue and year."""
+def list_subset(path: Path, n: int, keep: str = "") -> list[dict]:
+    """The first n entries of a Paper Copilot list with a plain status (and every one naming `keep`), as the
+    list gives them."""
     entries = json.loads(gzip.open(path).read())
-    chosen = [e for e in entries if e["status"] in STATUS and (keep in e["author"].split(";") if keep else False)]
-    chosen += [e for e in entries if e["status"] in STATUS and e not in chosen][:n]
+    chosen = [e for e in entries if e["status"] in STATUS and keep and keep in e["author"].split(";")]
+    return chosen + [e for e in entries if e["status"] in STATUS and e not in chosen][:n]
+
+
+def entries(path: Path) -> list[dict]:
+    """A subset's entries with what the tests compare: authors, affiliations (one an author), decision."""
     out = []
-    for e in chosen:
-        authors = e["author"].split(";")
-        affs = (e.get("aff") or "").split(";")
-        out.append({"id": e["id"], "title": e["title"], "abstract": e["abstract"], "authors": authors,
-                    "affiliations": [affs[i] if i < len(affs) else "" for i in range(len(authors))],
-                    "decision": STATUS[e["status"]], "venue": f"{conference} {year} {e['status']}",
-                    "conference": conference, "year": year, "url": e["site"]})
+    for e in json.loads(path.read_text()):
+        authors, affs = e["author"].split(";"), e["aff"].split(";")
+        out.append({"authors": authors, "affiliations": [affs[i] if i < len(affs) else "" for i in range(len(authors))],
+                    "decision": STATUS[e["status"]]})
     return out
 
 
 @pytest.fixture(scope="session")
 def mixed_records(tmp_path_factory, venue_records) -> list[Path]:
+    """The fetched ICLR 2026 submissions and three Paper Copilot lists, cut short, as the lists are published
+    (a JSON array each, named by venue and year): the build reads them as a user's would be."""
     if not LISTS.is_dir():
         pytest.skip("needs ../shared/data/paperlists (Paper Copilot's lists)")
+    cuts = (("iclr/iclr2017", 60, ""), ("colm/colm2025", 20, AUTHOR), ("colm/colm2024", 10, AUTHOR))
 
     def make(d: Path) -> None:
-        for name, conference, year, n, keep in (("iclr/iclr2017", "ICLR", 2017, 60, ""),
-                                                ("colm/colm2025", "COLM", 2025, 20, AUTHOR),
-                                                ("colm/colm2024", "COLM", 2024, 10, AUTHOR)):
-            recs = list_records(LISTS / f"{name}.json.gz", conference, year, n, keep)
-            (d / f"{conference}{year}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+        for name, n, keep in cuts:
+            (d / f"{name.split('/')[1]}.json").write_text(json.dumps(list_subset(LISTS / f"{name}.json.gz", n, keep)))
 
-    d = shared_dir(tmp_path_factory, "mixed-records", make)
-    return [venue_records, d / "ICLR2017.jsonl", d / "COLM2025.jsonl", d / "COLM2024.jsonl"]
+    d = shared_dir(tmp_path_factory, "mixed-lists", make)
+    return [venue_records, *(d / f"{name.split('/')[1]}.json" for name, _, _ in cuts)]
 
 
 @pytest.fixture(scope="session")
@@ -119,10 +120,10 @@ def test_stats_per_venue_year_give_rates_only_where_rejections_are_in_the_record
     rows = [json.loads(line) for line in run_cli("stats", "--json", "--index", str(mixed_index)).stdout.splitlines()]
     venues = {r["name"]: r for r in rows if r["group"] == "venue"}
     assert set(venues) == {"ICLR 2026", "ICLR 2017", "COLM 2025", "COLM 2024"}
-    colm = [json.loads(line) for line in mixed_records[2].read_text().splitlines()]
+    colm = entries(mixed_records[2])
     assert venues["COLM 2025"]["acceptance_rate"] is None and venues["COLM 2025"]["decided"] == 0
     assert venues["COLM 2025"]["listed_only"] == len(colm)
-    iclr17 = [json.loads(line) for line in mixed_records[1].read_text().splitlines()]
+    iclr17 = entries(mixed_records[1])
     accepted = sum(r["decision"] != "Rejected" for r in iclr17)
     assert venues["ICLR 2017"]["acceptance_rate"] == round(accepted / len(iclr17), 4)
     # the whole index's rate counts the venues whose records hold rejections only
@@ -137,7 +138,7 @@ def test_stats_per_venue_year_give_rates_only_where_rejections_are_in_the_record
 def test_stats_name_the_institutions_with_most_papers(mixed_index, mixed_records):
     rows = [json.loads(line) for line in run_cli("stats", "--json", "--index", str(mixed_index)).stdout.splitlines()]
     top = [r for r in rows if r["group"] == "affiliation"]
-    recs = [json.loads(line) for path in mixed_records[1:] for line in path.read_text().splitlines()]
+    recs = [e for path in mixed_records[1:] for e in entries(path)]
     counts = Counter(k for r in recs for k in {fold(a) for aff in r["affiliations"] for a in aff.split("+") if a.strip()})
     assert top and [r["papers"] for r in top] == sorted((r["papers"] for r in top), reverse=True)
     assert top[0]["papers"] == max(counts.values()) and counts[fold(top[0]["name"])] == top[0]["papers"]
@@ -147,7 +148,7 @@ def test_stats_name_the_institutions_with_most_papers(mixed_index, mixed_records
 
 def test_author_page_by_venue_and_year_with_coauthors(mixed_index, mixed_records):
     got = cli_json("author", "greg DURRETT", "--index", str(mixed_index))
-    recs = [json.loads(line) for path in mixed_records[1:] for line in path.read_text().splitlines()]
+    recs = [e for path in mixed_records[1:] for e in entries(path)]
     mine = [r for r in recs if AUTHOR in r["authors"]]
     assert got["name"] == AUTHOR and got["papers"] == len(mine) == 9
     assert [(v["venue"], len(v["papers"])) for v in got["venues"]] == [("COLM 2025", 6), ("COLM 2024", 3)]

@@ -1,7 +1,7 @@
 """Filters: one typed object from the address or the flags, checked in one place."""
 import pytest
 
-from search.filters import FilterError, Filters, decisions_of, default_decisions
+from search.filters import SORTS, FilterError, Filters, decisions_of, default_decisions
 
 
 def test_values_are_cleaned_and_checked_once():
@@ -27,7 +27,7 @@ def test_the_address_gives_filters_and_names_what_it_ignored():
     assert ignored == ["decision=maybe (use accepted, rejected, withdrawn, undecided, oral, spotlight, poster, active, all)",
                        "min_rating=eleven (use a rating from 0 to 10)",
                        "min_soundness=many (use a score from 0 to 10)",
-                       "sort=Stars! (use relevance, rating, oral, controversy, reviews, improved, dropped or a sub-score)"]
+                       f"sort=Stars! (use {', '.join(SORTS)} or a sub-score)"]
     assert Filters.from_address({"min_rating": ["6.5"], "sort": ["oral"]}) == (Filters(min_rating=6.5, sort="oral"), [])
 
 
@@ -62,7 +62,7 @@ def test_an_author_filter_on_an_index_without_authors_is_named_not_applied():
 def test_values_an_index_lacks_are_dropped_and_named():
     f = Filters(areas=("optimization", "astrology"), venues=("ICLR 2026 Oral",)).known(["optimization"], [])
     assert f.areas == ("optimization",) and f.venues == ()
-    assert f.unknown == ("area 'astrology'", "venue 'ICLR 2026 Oral'")
+    assert f.unknown == ("area 'astrology'", "venue 'ICLR 2026 Oral' (this index names no venues)")
 
 
 def test_a_minimum_rating_on_an_index_without_ratings_is_named_not_applied():

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..corpus import Paper
 from ..engine import Engine, Hit, Result, score_text
+from ..filters import venue_parts
 from ..parts.history import moved
 from ..parts.lexical import marker
 from ..parts.reviews import scores_of, texts_of
@@ -83,8 +84,20 @@ def ratings_text(p: Paper) -> str:
     return f"rating {mean} · {' '.join(f'{r:g}' for r in p.ratings)}"
 
 
-def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
-    """The grey line under a card's title: decision, reviews, venue, area, score, where it came from."""
+def venue_label(p: Paper) -> str:
+    """"COLM 2024", "ACL 2022 Findings": the venue and year, and the track where the decision does not say it."""
+    conference, year, track = venue_parts(p)
+    label = f"{conference} {year}" if year else conference
+    return f"{label} {track}" if track and track.lower() not in (p.decision.lower(), "main") else label
+
+
+def citations_text(p: Paper) -> str:
+    return "" if p.citations is None else f"{p.citations:,} citation{'' if p.citations == 1 else 's'}"
+
+
+def meta_line(p: Paper, score: str = "", reviews: bool = False, venues: bool = False) -> str:
+    """The grey line under a card's title: decision, reviews, venue (with `venues`, in an index of several: its
+    name and year), citations, area, score, where it came from."""
     bits = [p.decision] if p.decision else []   # Oral, Poster, Rejected, Withdrawn, Under review
     if p.decision and p.decision_from and p.decision_from != p.decision:
         bits = [f"{p.decision_from} → {p.decision}"]
@@ -92,8 +105,12 @@ def meta_line(p: Paper, score: str = "", reviews: bool = False) -> str:
         bits.insert(0, "new since the previous fetch")
     if reviews:
         bits.append(ratings_text(p))
-    if p.venue and not p.decision:  # with a decision the venue only repeats it ("Submitted to ICLR 2026")
+    if venues and venue_label(p):
+        bits.append(venue_label(p))
+    elif p.venue and not p.decision:  # with a decision the venue only repeats it ("Submitted to ICLR 2026")
         bits.append(p.venue.replace("ICLR 2026 ", "") if p.venue.startswith("ICLR 2026") else p.venue)
+    if p.citations is not None:
+        bits.append(citations_text(p))
     if p.primary_area:
         bits.append(p.primary_area)
     if score:
@@ -111,7 +128,7 @@ def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int
     label = engine.catalog.topic_label(p) if topic else ""
     # the open paper (abstract shown) names every author; a list card the first six
     small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
-             meta_line(p, score, engine.catalog.has_ratings),
+             meta_line(p, score, engine.catalog.has_ratings, len(engine.catalog.facts.venue_years) > 1),
              *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
     return Card(pid=p.id, title=p.title, rank=rank, lead=p.tldr, small=small, body=body, abstract=to_html(p.abstract),
                 abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,

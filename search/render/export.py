@@ -9,6 +9,7 @@ import bibtexparser
 from bibtexparser import model as bib
 
 from ..corpus import Paper
+from ..fared import place_of
 from .display import inline_markdown
 from ..latex import to_unicode
 from ..text import clean_for_model
@@ -66,7 +67,7 @@ def booktitle(p: Paper) -> tuple[str, str]:
     Modeling (COLM 2025)", "2025"; an ACL-family paper of the Findings track, "Findings of the Association for
     Computational Linguistics: ACL 2022". A paper whose record names no conference is ICLR 2026's (the seed
     lists); one without a year has none ("")."""
-    conference, year = p.conference, p.year
+    conference, year = place_of(p)
     if not conference:
         conference, year = DEFAULT_CONFERENCE, year or DEFAULT_YEAR
     short, name = PROCEEDINGS.get(conference.lower(), (conference, conference))

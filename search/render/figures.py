@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fared import COLOURS, GROUPS, Fared, Place
+from ..fared import COLOURS, GROUPS, Fared, Place, place_of
 from ..parts.history import Point
 from ..latex import to_unicode
 from ..papermap import label_positions
@@ -125,7 +125,7 @@ def map_colours(places: list[tuple[str, int | None]], has_decisions: bool) -> tu
 
 
 def _venue_of(p) -> str:
-    return p.conference or "no venue"
+    return place_of(p)[0] or "no venue"
 
 
 def _year_groups(papers: list) -> list[tuple[str, list[int], str]]:
@@ -134,7 +134,7 @@ def _year_groups(papers: list) -> list[tuple[str, list[int], str]]:
 
     groups: dict = {}
     for row, p in enumerate(papers):
-        groups.setdefault(p.year, []).append(row)
+        groups.setdefault(place_of(p)[1], []).append(row)
     years = sorted(y for y in groups if y is not None)
     steps = sample_colorscale("Viridis", [i / max(len(years) - 1, 1) for i in range(len(years))]) if years else []
     named = [(str(y), groups[y], c) for y, c in zip(years, steps)]
