@@ -247,3 +247,14 @@ def test_page_author_view(mixed_app):
     at.query_params["author"] = "Nobody Atall"
     at.run()
     assert any("No author named" in w.value for w in at.warning)
+
+
+def test_page_map_coloured_by_venue(mixed_app, mixed_engine):
+    at = mixed_app
+    at.query_params["view"] = "map"
+    at.query_params["color"] = "venue"
+    at.run()
+    assert not at.exception
+    radio = next(r for r in at.radio if r.label == "Colour by")
+    assert radio.options == ["primary area", "venue", "year", "topic", "decision"] and radio.value == "venue"
+    assert any("coloured by venue" in c.value for c in at.caption)
