@@ -787,7 +787,8 @@ class MinMove(Minimum):
 # In the order the page names what it ignored or could not apply.
 FILTERS: tuple[Filter, ...] = (
     Facet("areas", "area", "areas", "only this primary area (repeatable)"),
-    Venues(), Years(), Authors(), Affiliations(), Decisions(), MinRating(), MinScores(), Changed(), MinMove(), SortOrder())
+    Venues(), Years(), Authors(), Affiliations(), Decisions(), MinRating(), MinScores(), Changed(), MinMove(),
+    SortOrder())
 
 
 @dataclass(frozen=True, kw_only=True)
