@@ -7,17 +7,19 @@ import os
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from urllib.parse import quote
 
 import streamlit as st
 
 from search import background
 from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORT_POOL, Engine, IndexLoadError,
                            Result, UnknownPaper, load_query_model, open_engine)
-from search.filters import FILTERS, Filters, address_key, sort_choices, sort_named
+from search.filters import FILTERS, Filters, address_key, fold, sort_choices, sort_named
 from search.progress import meaning_note, part_note, searchable_now, status_text, still_coming, with_build_notes
-from search.render import (FORMATS, Card, box_figure, card, cards_html, decision_figure, export, fared_figure,
-                           fields_html, histogram_figure, map_figure, plain_markdown, plain_title, rating_figure,
-                           result_cards, review_folds, review_table, similar_card)
+from search.render import (COLOUR_WORDS, FORMATS, Card, box_figure, card, cards_html, decision_figure, export,
+                           fared_figure, fields_html, histogram_figure, map_colours, map_figure, plain_markdown,
+                           plain_title, rating_figure, result_cards, review_folds, review_table, similar_card,
+                           where_figure)
 from search.uploads import UploadError, texts_from_upload
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
@@ -33,7 +35,7 @@ BY_WORDS_RANKING = "keyword (by words, until the abstracts are embedded)"  # a l
 DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
                    "withdrawn": "withdrawn", "undecided": "no decision yet", "oral": "orals", "spotlight": "spotlights",
                    "poster": "posters", "active": "every submission not withdrawn"}
-FARED_K = 50  # neighbours of the "how papers like this fared" panel
+FARED_K = 50  # neighbours of the "how papers like this fared" and "where work like this appears" panels
 
 # the map and the statistics want the whole width; reading a list of cards is easier in a column
 st.set_page_config(page_title="Paper search · ICLR 2026", page_icon=":material/search:",
@@ -344,6 +346,24 @@ def fared_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str]
                    "ones little better than its area's rate (benchmarks/results/fared.md).")
 
 
+def where_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str] = (), key: str = "") -> None:
+    """Where work like this appears: the venues and years of the nearest papers, and how they fared where a
+    venue-year's record holds its rejections. Only on an index of more than one venue-year."""
+    if len(engine.venue_years()) < 2 or not engine.has_vector(pid or None):
+        return
+    with st.expander(f"Where work like this appears (the {FARED_K} nearest papers' venues and years)",
+                     key=f"where-open-{key}", on_change="rerun"):
+        if not st.session_state.get(f"where-open-{key}"):
+            return
+        fared = engine.fared(query=query, pid=pid, texts=texts, k=FARED_K)
+        st.plotly_chart(where_figure(fared.places), width="stretch", key=f"where-{key}",
+                        config={"displayModeBar": False})
+        st.markdown("\n".join(f"- {plain_markdown(x.words())}" for x in fared.places))
+        st.caption("This describes where similar papers appear and, where a venue's record holds its rejections, "
+                   "how they fared there; it does not predict where a paper would be accepted. A list of accepted "
+                   "papers only gives no rate: it does not name the papers it left out.")
+
+
 def decision_note(engine: Engine, filters: Filters, query: str) -> None:
     """On an index with decisions, which submissions the list holds, and one click to all of them."""
     from search.stats import active_note, undecided_note
@@ -387,6 +407,7 @@ def upload_box(engine: Engine, k: int, filters: Filters, listed: list[str]) -> N
         st.caption(f"{len(texts)} text(s) read from {plain_markdown(upload.name)}")
         show_hits(engine, engine.like_texts(texts, k, filters), "u", listed)
         fared_panel(engine, texts=texts, key="u")
+        where_panel(engine, texts=texts, key="u")
 
 
 def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, listed: list[str]) -> None:
@@ -436,6 +457,7 @@ def search_view(engine: Engine, query: str, k: int, mode: str, filters: Filters,
             st.caption(st.session_state.pop("saved_said"))
     if result.hits:
         fared_panel(engine, query=query, key="q")
+        where_panel(engine, query=query, key="q")
 
 
 def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[str]) -> None:
@@ -449,6 +471,7 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     reviews_section(engine, paper.id)
     history_section(engine, paper.id)
     fared_panel(engine, pid=paper.id, key="p")
+    where_panel(engine, pid=paper.id, key="p")
     st.subheader("Most similar papers")
     try:
         result = engine.similar([paper.id], k, filters)
@@ -461,6 +484,44 @@ def paper_view(engine: Engine, pid: str, k: int, filters: Filters, listed: list[
     if result.order:
         st.caption(result.order[:1].upper() + result.order[1:])
     show_cards([similar_card(engine, paper, h, listed, result.score_name) for h in result.hits], "p", listed)
+
+
+def author_link(name: str) -> str:
+    return f"[{plain_markdown(name)}](?author={quote(name)})"
+
+
+def author_view(engine: Engine, name: str) -> None:
+    """An author's papers by venue and year, with co-authors and the affiliations their papers give; nothing
+    where the records name no one (an anonymous record is on nobody's page)."""
+    if not engine.catalog.has_authors:
+        st.info("This index has no authors' names: OpenReview hides a submission's authors until it makes them "
+                "public, and the seed lists name none. Paper Copilot's lists and fetches made after the decisions "
+                "do.")
+        return
+    found = engine.author(name)
+    if found is None:
+        like = engine.authors_like(name, 10)
+        st.warning(f"No author named “{plain_markdown(name)}” in this index."
+                   + (" Authors whose names contain it: " + ", ".join(map(author_link, like)) if like else ""))
+        return
+    n = len(found.papers)
+    st.subheader(plain_markdown(found.name))
+    st.caption(f"{n:,} paper{'s' if n != 1 else ''} in this index, by venue and year"
+               + (" · affiliations as their papers give them: " + plain_markdown("; ".join(
+                   f"{a} ({c})" for a, c in found.affiliations)) if found.affiliations else ""))
+    for place, papers in found.by_place():
+        st.markdown(f"#### {plain_markdown(place)}")
+        lines = []
+        for p in papers:
+            others = [a for a in p.authors if fold(a) != fold(found.name)]
+            lines.append(f"- [{plain_markdown(plain_title(p.title))}](?paper={quote(p.id)})"
+                         + (f" · {plain_markdown(p.decision)}" if p.decision else "")
+                         + (" · with " + ", ".join(map(author_link, others)) if others else ""))
+        st.markdown("\n".join(lines))
+    if found.coauthors:
+        st.markdown("#### Co-authors")
+        st.markdown(", ".join(f"{author_link(a)} ({c})" for a, c in found.coauthors[:60])
+                    + (f" and {len(found.coauthors) - 60} more" if len(found.coauthors) > 60 else ""))
 
 
 def reviews_section(engine: Engine, pid: str) -> None:
@@ -709,7 +770,7 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
     if result is not None and result.message:
         (st.warning if result.truncated else st.info)(with_build_notes(result, build_status))
     hits = result.hits if result is not None else []
-    colours = ("area", "topic", "decision") if engine.catalog.has_decisions else ("area", "topic")
+    colours = map_colours(engine.venue_years(), engine.catalog.has_decisions)
     colour = st.query_params.get("color") if st.query_params.get("color") in colours else "area"
     focus = st.query_params.get("focus")
     focus = focus if focus and engine.catalog.paper(focus) is not None else None
@@ -743,7 +804,6 @@ def map_view(engine: Engine, query: str, k: int, mode: str, filters: Filters, li
                   json.dumps(filters.to_address(), sort_keys=True))
 
 
-COLOUR_WORDS = {"area": "primary area", "topic": "topic", "decision": "decision"}
 
 
 def map_state(query: str, colour: str, focus: str) -> dict:
@@ -803,7 +863,7 @@ def stats_table(engine: Engine, rows, rated: bool) -> str:
             name = plain_markdown(r.name) if r.id is None else f"[{plain_markdown(r.name)}](?topic={r.id})"
             out.append(f"| {name} | {r.papers:,} |")
         return "\n".join(out)
-    decided = any(r.decisions for r in rows)
+    decided = any(r.decisions or r.listed_only for r in rows)
     out = ["| | papers | orals | " + ("accepted (of decided) | " if decided else "") +
            "mean rating | median | middle half | best rated (mean rating) |",
            "|---|---|---|" + ("---|" if decided else "") + "---|---|---|---|"]
@@ -846,7 +906,8 @@ def stats_view(engine: Engine) -> None:
                    "(`python -m search fetch`) brings ratings, decisions and their charts.")
     if whole.decisions:
         decisions_panel(engine, whole)
-    sections = [("area", "primary area", "By primary area"), ("topic", "topic", "By topic")]
+    sections = [("venue", "venue and year", "By venue and year"), ("area", "primary area", "By primary area"),
+                ("affiliation", "affiliation", "By affiliation (the 20 with most papers)"), ("topic", "topic", "By topic")]
     for key, axis, heading in sections:
         if not groups.get(key):
             continue
@@ -1027,9 +1088,12 @@ def main() -> None:
     pid, topic = st.query_params.get("paper"), st.query_params.get("topic")
     view = st.query_params.get("view", "")
     query = st.query_params.get("q", "")
+    author = st.query_params.get("author") if not (view or query) else None
     nav(engine, view if view in ("map", "list", "stats") else "search", listed)
     if pid is not None:
         paper_view(engine, pid, k, filters, listed)
+    elif author is not None and len(st.query_params.get_all("author")) == 1:
+        author_view(engine, author)
     elif topic is not None:
         topic_view(engine, topic, filters, listed)
     elif view == "map":

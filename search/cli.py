@@ -17,7 +17,7 @@ from .guard import UsageError
 from .openreview.fetch import DEFAULT_VENUE, Partway, default_out, fetch_venues, partial_paths
 from .openreview.api import API_ENV, DEFAULT_API, Api, FetchError, Policy, default_api
 from .render.export import FORMATS, export
-from .filters import FILTERS, Filters, sort_named
+from .filters import FILTERS, Filters, fold, sort_named
 from .parts.history import move, moved
 from .engine import DEFAULT_FUSION, DEFAULT_MODE, MODES, Engine, Result, UnknownPaper, open_engine
 from .fusion import DEFAULT_WEIGHTS, KINDS, Weights
@@ -247,6 +247,10 @@ def cmd_venues(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+STATS_TITLES = {"all": "", "venue": "venue and year", "area": "primary area", "affiliation": "affiliation",
+                "topic": "topic"}
+
+
 def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
     from .stats import CONTROVERSIAL, controversial, groups, table, undecided_note
 
@@ -255,7 +259,7 @@ def cmd_stats(engine: Engine, args: argparse.Namespace) -> int:
             for r in rows:
                 print(json.dumps({"group": group, **r.to_dict()}, ensure_ascii=False))
         else:
-            print(table(rows, {"all": "", "area": "primary area", "topic": "topic"}[group]) + "\n")
+            print(table(rows, STATS_TITLES[group]) + "\n")
     said = undecided_note(engine.catalog.undecided)
     if said and args.json:
         print(json.dumps({"group": "undecided", "papers": sum(engine.catalog.undecided.values()),
@@ -309,7 +313,9 @@ def cmd_reviews(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
+def _nearest(engine: Engine, args: argparse.Namespace, what: str):
+    """The fared tally of the neighbours of a query, --paper or --file; None (having said why) while the
+    abstracts are still being embedded."""
     texts = [] if not args.file else ["\n".join(_read_lines(args.file))]
     query = " ".join(args.text)
     if sum(map(bool, (query.strip(), args.paper, texts))) != 1:
@@ -319,11 +325,17 @@ def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
     if not engine.has_vector(args.paper or None):
         from .progress import meaning_note
 
-        said = ("How similar submissions fared needs the abstracts' vectors, not all embedded yet. "
+        said = (f"{what} needs the abstracts' vectors, not all embedded yet. "
                 + meaning_note(_coming(args.index or default_index()))).strip()
         print(json.dumps({"waiting": True, "message": said}) if args.json else said)
+        return None
+    return engine.fared(query=query, pid=args.paper or "", texts=texts, k=args.k)
+
+
+def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
+    fared = _nearest(engine, args, "How similar submissions fared")
+    if fared is None:
         return 0
-    fared = engine.fared(query=query, pid=args.paper or "", texts=texts, k=args.k)
     if args.json:
         print(json.dumps(fared.to_dict(), ensure_ascii=False))
         return 0
@@ -331,6 +343,55 @@ def cmd_fared(engine: Engine, args: argparse.Namespace) -> int:
         print("this index holds no decisions: fetch the whole venue (python -m search fetch) and build its index")
     print(fared.text())
     print("\nThis describes how similar submissions fared; it does not predict a decision.")
+    return 0
+
+
+WHERE_NOTE = ("This describes where similar papers appear and, where a venue's record holds its rejections, how "
+              "they fared there; it does not predict where a paper would be accepted.")
+
+
+def cmd_where(engine: Engine, args: argparse.Namespace) -> int:
+    """Where work like this appears: the venues and years of the nearest papers."""
+    fared = _nearest(engine, args, "Where work like this appears")
+    if fared is None:
+        return 0
+    if args.json:
+        print(json.dumps({"k": fared.neighbours.papers, "places": [x.to_dict() for x in fared.places],
+                          "ids": fared.ids, "note": WHERE_NOTE}, ensure_ascii=False))
+        return 0
+    print(f"Where the {fared.neighbours.papers} nearest papers appear (venue and year, most papers first):")
+    print(textwrap.indent(fared.where_text(), "  "))
+    print("\n" + WHERE_NOTE)
+    return 0
+
+
+def cmd_author(engine: Engine, args: argparse.Namespace) -> int:
+    """An author's papers by venue and year, with co-authors and affiliations, where the records name them."""
+    name = " ".join(args.name).strip()
+    if not name:
+        raise UsageError("give an author's name, e.g. python -m search author 'Ada Lovelace'")
+    if not engine.catalog.has_authors:
+        raise UsageError("this index has no authors' names (OpenReview hides a submission's authors until it "
+                         "makes them public; Paper Copilot's lists name them)")
+    found = engine.author(name)
+    if found is None:
+        like = engine.authors_like(name, 5)
+        raise UsageError(f"no author named {name!r} in this index" + (
+            f"; names that contain it: {', '.join(like)}" if like else ""))
+    if args.json:
+        print(json.dumps(found.to_dict(), ensure_ascii=False))
+        return 0
+    affs = "; ".join(f"{n} ({c})" for n, c in found.affiliations)
+    print(f"{found.name}: {len(found.papers):,} paper{'s' if len(found.papers) != 1 else ''}"
+          + (f" · affiliations as their papers give them: {affs}" if affs else ""))
+    for place, papers in found.by_place():
+        print(f"\n{place}")
+        for p in papers:
+            others = [a for a in p.authors if fold(a) != fold(found.name)]
+            print(f"  {p.id}  {p.title}" + (f"  [{p.decision}]" if p.decision else "")
+                  + (f"\n      with {', '.join(others)}" if others else ""))
+    if found.coauthors:
+        print("\nCo-authors (papers together): " + ", ".join(f"{n} ({c})" for n, c in found.coauthors))
     return 0
 
 
@@ -486,6 +547,21 @@ def parser() -> argparse.ArgumentParser:
     fd.add_argument("--index", type=Path, default=None,
                     help="index directory (default: $SEARCH_INDEX, else index/)")
     fd.add_argument("--json", action="store_true", help="one JSON object")
+    wh = sub.add_parser("where", help="where work like a query, a paper or an abstract appears: the venues and "
+                                      "years of its nearest papers, and how they fared where rejections are known")
+    wh.add_argument("text", nargs="*")
+    wh.add_argument("--paper", metavar="ID", help="a paper of the index (left out of its own neighbours)")
+    wh.add_argument("--file", help="an abstract in a text file; - for stdin")
+    wh.add_argument("-k", type=int, default=50, help="neighbours (default 50)")
+    wh.add_argument("--index", type=Path, default=None,
+                    help="index directory (default: $SEARCH_INDEX, else index/)")
+    wh.add_argument("--json", action="store_true", help="one JSON object")
+    au = sub.add_parser("author", help="an author's papers by venue and year, with co-authors and affiliations "
+                                       "(where the records name authors)")
+    au.add_argument("name", nargs="+", help="the author's whole name (case and accents ignored)")
+    au.add_argument("--index", type=Path, default=None,
+                    help="index directory (default: $SEARCH_INDEX, else index/)")
+    au.add_argument("--json", action="store_true", help="one JSON object")
     f = sub.add_parser("fetch", help="download one or more venues from OpenReview (every submission, its "
                                      "reviews and decision) as JSONL for the build",
                        description="Download venues from OpenReview's API v2 as JSONL for the build, one file "
@@ -649,5 +725,5 @@ def main(argv: list[str] | None = None) -> int:
     engine = open_engine(args.index or default_index())
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
                 "map": cmd_map, "stats": cmd_stats, "venues": cmd_venues, "reviews": cmd_reviews, "fared": cmd_fared,
-                "changes": cmd_changes, "saved": cmd_saved}
+                "where": cmd_where, "author": cmd_author, "changes": cmd_changes, "saved": cmd_saved}
     return commands[args.command](engine, args)

@@ -15,7 +15,7 @@ from .parts import history, lexical, reviews, summaries
 from . import notices as say
 from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
-from .fared import Fared, tally
+from .fared import Fared, place_of, places, rejections_known, tally
 from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
 from .corpus import Paper
 from .encoding.embed import as_encoder, load_model
@@ -247,6 +247,8 @@ class Engine:
         self.queries = QueryCache(encoder, lambda: self.multilingual.encoder if self.multilingual else None,
                                   query_cache)
         self._fates: dict = {}
+        self._places: dict | None = None   # (conference, year) -> Fate, made on first use
+        self._known: set = set()           # the venue-years whose records hold rejections, made with _places
         self._changes: dict = {}
         if not lazy:
             self.load_all()
@@ -663,14 +665,51 @@ class Engine:
         if not area:  # the area most of the neighbours are in
             areas = [p.primary_area for p in neighbours if p.primary_area]
             area = max(set(areas), key=areas.count) if areas else ""
-        return Fared(neighbours=tally(neighbours), ids=[p.id for p in neighbours], venue=self.fate(None),
-                     area=area, area_fate=self.fate(area) if area else None)
+        return Fared(neighbours=tally(neighbours, self.rejections_known), ids=[p.id for p in neighbours],
+                     venue=self.fate(None), area=area, area_fate=self.fate(area) if area else None,
+                     places=places(neighbours, self.place_fate))
 
     def fate(self, area: str | None = None):
         """The venue's (None) or an area's fate, tallied once: 19,630 papers take some 20 ms."""
         if area not in self._fates:
-            self._fates[area] = tally(p for p in self.papers if area is None or p.primary_area == area)
+            self._fates[area] = tally((p for p in self.papers if area is None or p.primary_area == area),
+                                      self.rejections_known)
         return self._fates[area]
+
+    def venue_years(self) -> list[tuple[str, int | None]]:
+        """Every (conference, year) the index holds papers of."""
+        self.place_fate("", None)
+        return list(self._places)
+
+    def rejections_known(self, p: Paper) -> bool:
+        """Whether the paper's venue-year's record holds its rejections (else its list has accepted papers only,
+        and no rate is made from it)."""
+        self.place_fate("", None)
+        return place_of(p) in self._known
+
+    def author(self, name: str):
+        """An author's page (people.Author): their papers by venue and year, co-authors, affiliations; None where
+        no paper of the index names them (an anonymous record names nobody)."""
+        from . import people
+
+        return people.author(self.papers, name, self.catalog.columns["authors"])
+
+    def authors_like(self, part: str, n: int = 10) -> list[str]:
+        """Authors whose names contain `part`, most papers first (for a name that is no author's whole name)."""
+        from . import people
+
+        return people.names_like(self.papers, part, n)
+
+    def place_fate(self, conference: str, year: int | None):
+        """A venue-year's every paper, tallied (for where work like this appears): every venue-year in one pass
+        over the papers, once an engine."""
+        if self._places is None:
+            groups: dict = {}
+            for p in self.papers:
+                groups.setdefault(place_of(p), []).append(p)
+            self._places = {key: tally(ps) for key, ps in groups.items()}
+            self._known = {key for key, fate in self._places.items() if rejections_known(fate)}
+        return self._places.get((conference, year)) or tally([])
 
     def shared(self, pid: str, other: str) -> tuple[list[str], tuple[str, str, float]]:
         """What two papers share: common keywords and their closest pair of sentences."""

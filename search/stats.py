@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 from .corpus import Paper
-from .filters import DECISION_GROUPS, MIN_DECIDED, decision_group, in_programme, is_oral, spread
+from .fared import place_name, place_of, places_with_rejections
+from .filters import DECISION_GROUPS, MIN_DECIDED, decision_group, fold, in_programme, is_oral, spread
 
 
 @dataclass
@@ -25,6 +27,9 @@ class GroupStats:
     # where the index holds decisions: papers per decision group (accepted, rejected, withdrawn, undecided)
     decisions: dict[str, int] = field(default_factory=dict)
 
+    # accepted papers from lists of accepted papers only (a venue-year whose record holds no rejection): not
+    # among the decisions, where they would make a rate of 100%
+    listed_only: int = 0
     # papers known to be in the programme (accepted by decision, or an Oral/Poster/Spotlight venue): where
     # none is, the share of orals is not known, not 0% (an area without decisions; the seed lists)
     programme: int = 0
@@ -46,6 +51,11 @@ class GroupStats:
     def acceptance_words(self) -> str:
         """"31.2% (143 of 458 decided)", or why there is no rate: "- (1 of 378 decided)"."""
         counts = f"({self.decisions.get('accepted', 0):,} of {self.decided:,} decided)"
+        if self.listed_only and not self.decided:
+            return f"- (a list of {self.listed_only:,} accepted papers only: no rate)"
+        more = (f"; {self.listed_only:,} more from lists of accepted papers only, not counted)"
+                if self.listed_only else ")")
+        counts = counts[:-1] + more
         return f"{self.acceptance:.1%} {counts}" if self.acceptance is not None else f"- {counts}"
 
     def to_dict(self, ratings: bool = False) -> dict:
@@ -58,17 +68,24 @@ class GroupStats:
         return d
 
 
-def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
+def summarise(name: str, papers: list[Paper], best: int = 3, known: set | None = None) -> GroupStats:
+    """A group's papers, orals, ratings and decisions; `known`: the (conference, year) whose records hold
+    rejections (fared.places_with_rejections): the decisions of the others' papers are not counted (their
+    accepted ones are `listed_only`), so no rate comes from a list of accepted papers only."""
     rated = sorted((p for p in papers if p.avg_rating is not None), key=lambda p: -p.avg_rating)
     values = sorted(p.avg_rating for p in rated)
     decisions: dict[str, int] = {}
+    listed_only = 0
     for p in papers:
         group = decision_group(p.decision)
-        if group:
+        if group and known is not None and place_of(p) not in known:
+            listed_only += group == "accepted"
+        elif group:
             decisions[group] = decisions.get(group, 0) + 1
     programme = sum(map(in_programme, papers))
     out = GroupStats(name, len(papers), sum(map(is_oral, papers)), len(rated),
-                     best=[p.id for p in rated[:best]], ratings=values, decisions=decisions, programme=programme)
+                     best=[p.id for p in rated[:best]], ratings=values, decisions=decisions, programme=programme,
+                     listed_only=listed_only)
     if values:
         out.mean, out.median = round(statistics.fmean(values), 3), round(statistics.median(values), 3)
         if len(values) > 1:
@@ -79,21 +96,52 @@ def summarise(name: str, papers: list[Paper], best: int = 3) -> GroupStats:
     return out
 
 
-def by(papers: Iterable[Paper], key: Callable[[Paper], str], best: int = 3) -> list[GroupStats]:
+def by(papers: Iterable[Paper], key: Callable[[Paper], str], best: int = 3,
+       known: set | None = None) -> list[GroupStats]:
     """One summary per value of key (papers without one left out), largest group first."""
     groups: dict[str, list[Paper]] = {}
     for p in papers:
         name = key(p)
         if name:
             groups.setdefault(name, []).append(p)
-    return sorted((summarise(n, g, best) for n, g in groups.items()), key=lambda s: (-s.papers, s.name))
+    return sorted((summarise(n, g, best, known) for n, g in groups.items()), key=lambda s: (-s.papers, s.name))
+
+
+def institutions(p: Paper) -> set[str]:
+    """The paper's institutions, folded, once each ("A + B": an author of two)."""
+    return {fold(a) for aff in p.affiliations for a in aff.split("+") if a.strip()}
+
+
+def top_affiliations(papers: list[Paper], n: int = 20, known: set | None = None) -> list[GroupStats]:
+    """The n institutions with most papers (a paper counts once for each institution its authors give),
+    named as most of their papers spell them."""
+    members: dict[str, list[Paper]] = {}
+    spellings: dict[str, Counter] = {}
+    for p in papers:
+        for aff in p.affiliations:
+            for a in aff.split("+"):
+                if a.strip():
+                    spellings.setdefault(fold(a), Counter())[a.strip()] += 1
+        for key in institutions(p):
+            members.setdefault(key, []).append(p)
+    largest = sorted(members, key=lambda k: (-len(members[k]), k))[:n]
+    return [summarise(max(spellings[k], key=lambda s: (spellings[k][s], s)), members[k], known=known)
+            for k in largest]
 
 
 def groups(papers: list[Paper], topics: dict) -> list[tuple[str, list[GroupStats]]]:
-    """("all" | "area" | "topic", summaries): what `python -m search stats` and the page's view show."""
-    out = [("all", [summarise("all papers", papers)]), ("area", by(papers, lambda p: p.primary_area))]
+    """("all" | "venue" | "area" | "topic" | "affiliation", summaries): what `python -m search stats` and the
+    page's view show. Venue-years where the index holds more than one; institutions where it names any."""
+    known = places_with_rejections(papers)
+    out = [("all", [summarise("all papers", papers, known=known)])]
+    venues = by(papers, lambda p: place_name(*place_of(p)), known=known)
+    if len(venues) > 1:
+        out.append(("venue", sorted(venues, key=lambda s: s.name)))
+    out.append(("area", by(papers, lambda p: p.primary_area, known=known)))
+    if any(p.affiliations for p in papers):
+        out.append(("affiliation", top_affiliations(papers, known=known)))
     if topics:
-        rows = by(papers, lambda p: "" if p.topic is None else str(p.topic))
+        rows = by(papers, lambda p: "" if p.topic is None else str(p.topic), known=known)
         for r in rows:  # grouped by id: two topics could share a label
             r.id, r.name = int(r.name), topics[int(r.name)].label
         out.append(("topic", rows))
@@ -134,7 +182,7 @@ def ratings_by_decision(papers: Iterable[Paper]) -> dict[str, list[float]]:
 def table(rows: list[GroupStats], title: str) -> str:
     """A plain-text table for the terminal (and for anyone who cannot see the charts)."""
     width = max([len(title)] + [len(r.name) for r in rows])
-    decided = any(r.decisions for r in rows)
+    decided = any(r.decisions or r.listed_only for r in rows)
     out = [f"{title:<{width}}  papers  orals  rated   mean  median  q1-q3" + ("        accepted" if decided else "")]
     for r in rows:
         spread_ = f"{r.q1:.2f}-{r.q3:.2f}" if r.q1 is not None else "-"
@@ -148,7 +196,8 @@ def table(rows: list[GroupStats], title: str) -> str:
         out.append(line.rstrip())
     if decided:
         out.append("accepted: accepted of the decided (accepted or rejected); withdrawn and undecided papers "
-                   f"are left out; no rate from fewer than {MIN_DECIDED} decided papers")
+                   f"are left out; no rate from fewer than {MIN_DECIDED} decided papers, nor from a list of "
+                   "accepted papers only")
     return "\n".join(out)
 
 

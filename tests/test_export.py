@@ -165,3 +165,22 @@ def test_bibtex_cites_only_accepted_papers_as_published(venue_words):
         assert e.entry_type == "misc" and "booktitle" not in e.fields_dict, decision
         assert e.fields_dict["howpublished"].value == f"\\url{{{p.url}}}" and e.fields_dict["year"].value == "2026"
         assert e.fields_dict["note"].value.startswith(f"Submitted to ICLR 2026; {standing}")
+
+
+def test_each_venue_its_booktitle_and_year():
+    from search.render.export import booktitle
+
+    def of(**fields):
+        return booktitle(Paper(**{**PLAIN.__dict__, **fields}))
+
+    assert of() == ("The Fourteenth International Conference on Learning Representations (ICLR 2026)", "2026")
+    assert of(conference="COLM", year=2025) == ("Conference on Language Modeling (COLM 2025)", "2025")
+    assert of(conference="nips", year=2015) == ("Advances in Neural Information Processing Systems (NeurIPS 2015)", "2015")
+    assert of(conference="ICLR", year=2017) == ("The Fifth International Conference on Learning Representations (ICLR 2017)", "2017")
+    assert of(conference="ACL", year=2022, track="Findings") == (
+        "Findings of the Association for Computational Linguistics: ACL 2022", "2022")
+    assert of(conference="SomeConf", year=None) == ("SomeConf", "")
+    colm = Paper(**{**PLAIN.__dict__, "conference": "COLM", "year": 2024})
+    entry = bibtexparser.parse_string(to_bibtex([colm])).entries[0]
+    assert entry.key == "plain2024xyz789" and entry.fields_dict["year"].value == "2024"
+    assert entry.fields_dict["booktitle"].value == "Conference on Language Modeling (COLM 2024)"

@@ -697,6 +697,8 @@ def test_two_venues_in_one_call_each_with_its_own_names(tmp_path):
     assert (got["colm02"]["avg_rating"], got["colm01"]["reviews"][0]["rating"]) == (1.5, 9)
     # its decisions by its own reply and venue id: under ICLR's names both would be "Under review"
     assert (got["colm01"]["decision"], got["colm02"]["decision"]) == ("Accepted", "Rejected")
+    assert {(x["conference"], x["year"]) for x in got.values()} == {("COLM", 2025)}
+    assert {(x["conference"], x["year"]) for x in lines(iclr)} == {("ICLR", 2026)}
     assert {x["id"]: x["decision"] for x in lines(iclr)}["id0002"] == "Rejected"   # ICLR's own, unchanged
     assert {x["id"]: x["avg_rating"] for x in lines(iclr)}["id0001"] == 7.0        # ICLR's 0-10 rating field
     # the paper both list is in both files, and the build takes them together as one paper

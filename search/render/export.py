@@ -10,14 +10,45 @@ from bibtexparser import model as bib
 
 from ..corpus import Paper
 from ..filters import decision_group, in_programme
+from ..fared import place_of
 from .display import inline_markdown
 from ..latex import to_unicode
 from ..text import clean_for_model
 
 FORMATS = ("bibtex", "csv", "md")
-CONFERENCE = "ICLR 2026"
-BOOKTITLE = "The Fourteenth International Conference on Learning Representations (ICLR 2026)"
-YEAR = "2026"
+# a record that names no venue (the seed lists) is taken as the project's own conference, ICLR 2026
+DEFAULT_CONFERENCE, DEFAULT_YEAR = "ICLR", 2026
+# each conference's proceedings as its BibTeX entries name them, by its short name as the records give it
+# (case ignored; Paper Copilot's "nips" is NeurIPS); another name stands as it is given
+PROCEEDINGS = {
+    "iclr": ("ICLR", "International Conference on Learning Representations"),
+    "neurips": ("NeurIPS", "Advances in Neural Information Processing Systems"),
+    "nips": ("NeurIPS", "Advances in Neural Information Processing Systems"),
+    "icml": ("ICML", "International Conference on Machine Learning"),
+    "colm": ("COLM", "Conference on Language Modeling"),
+    "corl": ("CoRL", "Conference on Robot Learning"),
+    "aistats": ("AISTATS", "International Conference on Artificial Intelligence and Statistics"),
+    "colt": ("COLT", "Conference on Learning Theory"),
+    "alt": ("ALT", "International Conference on Algorithmic Learning Theory"),
+    "uai": ("UAI", "Conference on Uncertainty in Artificial Intelligence"),
+    "acml": ("ACML", "Asian Conference on Machine Learning"),
+    "automl": ("AutoML", "International Conference on Automated Machine Learning"),
+    "acl": ("ACL", "Annual Meeting of the Association for Computational Linguistics"),
+    "naacl": ("NAACL", "Conference of the North American Chapter of the Association for Computational Linguistics"),
+    "coling": ("COLING", "International Conference on Computational Linguistics"),
+    "cvpr": ("CVPR", "IEEE/CVF Conference on Computer Vision and Pattern Recognition"),
+    "iccv": ("ICCV", "IEEE/CVF International Conference on Computer Vision"),
+    "eccv": ("ECCV", "European Conference on Computer Vision"),
+    "wacv": ("WACV", "IEEE/CVF Winter Conference on Applications of Computer Vision"),
+    "aaai": ("AAAI", "AAAI Conference on Artificial Intelligence"),
+    "ijcai": ("IJCAI", "International Joint Conference on Artificial Intelligence"),
+    "kdd": ("KDD", "ACM SIGKDD Conference on Knowledge Discovery and Data Mining"),
+    "www": ("WWW", "The ACM Web Conference"),
+}
+# ICLR numbers its meetings (2013 the first): its own proceedings say "The Fourteenth ..." for 2026
+_ORDINALS = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth", "Ninth", "Tenth",
+             "Eleventh", "Twelfth", "Thirteenth", "Fourteenth", "Fifteenth", "Sixteenth", "Seventeenth",
+             "Eighteenth", "Nineteenth", "Twentieth")
 # what a submission that is not (or not yet) in the programme is, in a reference's note
 STANDING = {"rejected": "rejected", "withdrawn": "withdrawn", "undecided": "under review"}
 CSV_COLUMNS = ("id", "title", "authors", "url", "pdf", "topic", "primary_area", "venue", "avg_rating",
@@ -34,17 +65,38 @@ def latex_escape(text: str) -> str:
     return _LATEX_SPECIAL.sub(lambda m: _LATEX_ESCAPES[m.group()], clean_for_model(text))
 
 
+def booktitle(p: Paper) -> tuple[str, str]:
+    """(booktitle, year) of a paper's BibTeX entry, from its conference and year: "Conference on Language
+    Modeling (COLM 2025)", "2025"; an ACL-family paper of the Findings track, "Findings of the Association for
+    Computational Linguistics: ACL 2022". A paper whose record names no conference is ICLR 2026's (the seed
+    lists); one without a year has none ("")."""
+    conference, year = place_of(p)
+    if not conference:
+        conference, year = DEFAULT_CONFERENCE, year or DEFAULT_YEAR
+    short, name = PROCEEDINGS.get(conference.lower(), (conference, conference))
+    year_text = str(year) if year else ""
+    if "findings" in p.track.lower() and short in ("ACL", "NAACL", "EMNLP", "EACL", "AACL"):
+        return f"Findings of the Association for Computational Linguistics: {short} {year_text}".strip(), year_text
+    if short == "ICLR" and year and 0 < year - 2012 <= len(_ORDINALS):
+        name = f"The {_ORDINALS[year - 2013]} {name}"
+    label = f"{short} {year_text}".strip()
+    return (f"{name} ({label})" if name != short else label), year_text
+
+
 def citation_key(p: Paper) -> str:
     """Stable key: the title's first real word, the year and the start of the id (ids never change)."""
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", clean_for_model(p.title))
              if w.lower() not in {"a", "an", "the", "on", "of", "towards", "toward"}]
     first = (words[0] if words else "paper").lower()[:20]
-    return f"{first}{YEAR}{re.sub(r'[^A-Za-z0-9]', '', p.id)[:8]}"
+    return f"{first}{booktitle(p)[1]}{re.sub(r'[^A-Za-z0-9]', '', p.id)[:8]}"
 
 
 def conference(p: Paper) -> tuple[str, str, str]:
-    """(short name, booktitle, year) of the conference a paper was submitted to: the one place that names it."""
-    return CONFERENCE, BOOKTITLE, YEAR
+    """(short name with its year, booktitle, year) of the conference a paper was submitted to: "COLM 2025"."""
+    title, year = booktitle(p)
+    name = place_of(p)[0] or DEFAULT_CONFERENCE
+    short = PROCEEDINGS.get(name.lower(), (name, name))[0]
+    return f"{short} {year}".strip(), title, year
 
 
 def published(p: Paper) -> tuple[str, list[tuple[str, str]], str]:
@@ -54,13 +106,13 @@ def published(p: Paper) -> tuple[str, list[tuple[str, str]], str]:
     rejected" as the note; a paper whose venue the records do not give (a seed list) claims none."""
     name, booktitle, year = conference(p)
     if in_programme(p):
-        return "inproceedings", [("booktitle", booktitle), ("year", year)], ""
+        return "inproceedings", [("booktitle", latex_escape(booktitle))] + ([("year", year)] if year else []), ""
     url = p.url.replace("{", "").replace("}", "")
     where = [("howpublished", f"\\url{{{url}}}")] if url else []
     group = decision_group(p.decision)
     if group in STANDING:
         standing = "desk rejected" if p.decision == "Desk rejected" else STANDING[group]
-        return "misc", [*where, ("year", year)], f"Submitted to {name}; {standing}"
+        return "misc", [*where] + ([("year", year)] if year else []), f"Submitted to {name}; {standing}"
     return "misc", where, "Venue and decision not in the records paper search read"
 
 

@@ -1,11 +1,11 @@
-"""The charts the page draws (plotly): how papers like this fared, the venue's ratings by decision and by group,
+"""The charts the page draws (plotly): how papers like this fared and where they appear, the venue's ratings by decision and by group,
 a topic's ratings, the map, a paper's rating history. Each takes what the library computed and only draws it;
 plotly is imported when a chart is drawn, never by a query."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..fared import COLOURS, GROUPS, Fared
+from ..fared import COLOURS, GROUPS, Fared, Place, place_of
 from ..parts.history import Point
 from ..latex import to_unicode
 from ..papermap import label_positions
@@ -24,8 +24,43 @@ def fared_figure(fared: Fared):
             fig.add_trace(go.Bar(y=names, x=shares, orientation="h", name=group, marker_color=COLOURS[group],
                                  customdata=[f.counts[group] for _, f in rows],
                                  hovertemplate=f"{group}: %{{customdata}} (%{{x:.0%}})<extra></extra>"))
+    listed = [f.listed_only / f.papers if f.papers else 0 for _, f in rows]
+    if any(listed):
+        fig.add_trace(go.Bar(y=names, x=listed, orientation="h", name=LISTED, marker_color=LISTED_COLOUR,
+                             customdata=[f.listed_only for _, f in rows],
+                             hovertemplate=LISTED + ": %{customdata} (%{x:.0%})<extra></extra>"))
     fig.update_layout(barmode="stack", height=60 + 36 * len(rows), margin=dict(l=10, r=10, t=10, b=30),
                       xaxis=dict(tickformat=".0%", range=[0, 1]), legend=dict(orientation="h", y=-0.35),
+                      template="plotly_white")
+    return fig
+
+
+LISTED = "in a list of accepted papers only"
+LISTED_COLOUR = "#9fb7d9"
+
+
+def where_figure(places: list[Place]):
+    """Where the nearest papers appear: a bar a venue-year (most papers on top), split by how those papers
+    fared where the venue-year's record has rejections, one colour where its list has accepted papers only."""
+    import plotly.graph_objects as go
+
+    rows = list(reversed(places))
+    names = [x.name for x in rows]
+    fig = go.Figure()
+    for group in GROUPS:
+        counts = [x.fate.counts[group] if x.fate else 0 for x in rows]
+        if any(counts):
+            fig.add_trace(go.Bar(y=names, x=counts, orientation="h", name=group, marker_color=COLOURS[group],
+                                 hovertemplate=f"{group}: %{{x}}<extra></extra>"))
+    rest = [x.papers - (sum(x.fate.counts.values()) if x.fate else 0) for x in rows]
+    listed = [r if x.fate is None else 0 for r, x in zip(rest, rows)]
+    unknown = [r if x.fate is not None else 0 for r, x in zip(rest, rows)]
+    for name, values, colour in ((LISTED, listed, LISTED_COLOUR), ("decision not in the record", unknown, "#dddddd")):
+        if any(values):
+            fig.add_trace(go.Bar(y=names, x=values, orientation="h", name=name, marker_color=colour,
+                                 hovertemplate=name + ": %{x}<extra></extra>"))
+    fig.update_layout(barmode="stack", height=80 + 26 * len(rows), margin=dict(l=10, r=10, t=10, b=30),
+                      xaxis=dict(title="of the nearest papers"), legend=dict(orientation="h", y=-0.25),
                       template="plotly_white")
     return fig
 
@@ -78,9 +113,40 @@ DECISION_COLOURS = {"Oral": "#00441b", "Spotlight": "#238b45", "Poster": "#74c47
                     "Under review": "#4393c3"}
 
 
+COLOUR_WORDS = {"area": "primary area", "venue": "venue", "year": "year", "topic": "topic", "decision": "decision"}
+
+
+def map_colours(places: list[tuple[str, int | None]], has_decisions: bool) -> tuple[str, ...]:
+    """What the map can be coloured by on an index of these venue-years: a venue or year only where it holds
+    more than one, the decision where it knows any."""
+    venues = {c for c, _ in places}
+    years = {y for _, y in places if y}
+    return ("area", *(("venue",) if len(venues) > 1 else ()), *(("year",) if len(years) > 1 else ()), "topic",
+            *(("decision",) if has_decisions else ()))
+
+
+def _venue_of(p) -> str:
+    return place_of(p)[0] or "no venue"
+
+
+def _year_groups(papers: list, rows: list[int]) -> list[tuple[str, list[int], str]]:
+    """One group a year of these rows, oldest first, on a sequential scale (older lighter); papers without one
+    last, grey."""
+    from plotly.colors import sample_colorscale
+
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(place_of(papers[row])[1], []).append(row)
+    years = sorted(y for y in groups if y is not None)
+    steps = sample_colorscale("Viridis", [i / max(len(years) - 1, 1) for i in range(len(years))]) if years else []
+    named = [(str(y), groups[y], c) for y, c in zip(years, steps)]
+    return named + ([("no year", groups[None], "#bbbbbb")] if None in groups else [])
+
+
 def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (), listed: list[str] = (),
                colour: str = "area", focus: str | None = None, shown: np.ndarray | None = None):
-    """The map as a plotly figure: points coloured by primary area or decision (with a legend) or by topic, topic
+    """The map as a plotly figure: points coloured by primary area, venue, year or decision (with a legend) or by
+    topic, topic
     labels that do not overlap, the query's hits numbered as in the list beside the map, the reading
     list as stars and one focused paper ringed. `shown`: the rows the filters allow (None: every paper); the
     topics' labels stay where the whole venue puts them.
@@ -106,10 +172,13 @@ def map_figure(papers: list, xy: np.ndarray, topics: dict, hits: list[str] = (),
             groups.setdefault(p.decision or "no decision", []).append(row)
         order = [*DECISION_COLOURS, "no decision"]
         named = [(name, groups[name], DECISION_COLOURS.get(name, "#bbbbbb")) for name in order if name in groups]
+    elif colour == "year":
+        named = _year_groups(papers, [row for row, _ in drawn])
     else:
         groups = {}
+        key = _venue_of if colour == "venue" else (lambda p: p.primary_area or "no primary area")
         for row, p in drawn:
-            groups.setdefault(p.primary_area or "no primary area", []).append(row)
+            groups.setdefault(key(p), []).append(row)
         palette = qualitative.Safe + qualitative.Vivid  # 11 + 11 colours that stay apart
         ordered_groups = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         named = [(name, rows, palette[i % len(palette)]) for i, (name, rows) in enumerate(ordered_groups)]
