@@ -481,6 +481,16 @@ def cmd_saved(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def nearest_arguments(p: argparse.ArgumentParser) -> None:
+    """What `fared` and `where` read: a query, a paper or an abstract, and how many neighbours."""
+    p.add_argument("text", nargs="*")
+    p.add_argument("--paper", metavar="ID", help="a paper of the index (left out of its own neighbours)")
+    p.add_argument("--file", help="an abstract in a text file; - for stdin")
+    p.add_argument("-k", type=int, default=50, help="neighbours (default 50)")
+    p.add_argument("--index", type=Path, default=None, help="index directory (default: $SEARCH_INDEX, else index/)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m search", description="Search paper abstracts by meaning.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -540,22 +550,10 @@ def parser() -> argparse.ArgumentParser:
     common(sv)
     fd = sub.add_parser("fared", help="how the submissions nearest to a query, a paper or an abstract fared "
                                       "(decisions and ratings, beside the venue and the area)")
-    fd.add_argument("text", nargs="*")
-    fd.add_argument("--paper", metavar="ID", help="a paper of the index (left out of its own neighbours)")
-    fd.add_argument("--file", help="an abstract in a text file; - for stdin")
-    fd.add_argument("-k", type=int, default=50, help="neighbours (default 50)")
-    fd.add_argument("--index", type=Path, default=None,
-                    help="index directory (default: $SEARCH_INDEX, else index/)")
-    fd.add_argument("--json", action="store_true", help="one JSON object")
+    nearest_arguments(fd)
     wh = sub.add_parser("where", help="where work like a query, a paper or an abstract appears: the venues and "
                                       "years of its nearest papers, and how they fared where rejections are known")
-    wh.add_argument("text", nargs="*")
-    wh.add_argument("--paper", metavar="ID", help="a paper of the index (left out of its own neighbours)")
-    wh.add_argument("--file", help="an abstract in a text file; - for stdin")
-    wh.add_argument("-k", type=int, default=50, help="neighbours (default 50)")
-    wh.add_argument("--index", type=Path, default=None,
-                    help="index directory (default: $SEARCH_INDEX, else index/)")
-    wh.add_argument("--json", action="store_true", help="one JSON object")
+    nearest_arguments(wh)
     au = sub.add_parser("author", help="an author's papers by venue and year, with co-authors and affiliations "
                                        "(where the records name authors)")
     au.add_argument("name", nargs="+", help="the author's whole name (case and accents ignored)")
