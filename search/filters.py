@@ -24,7 +24,7 @@ from .parts.history import EPSILON, move
 
 SUB_SCORE = re.compile(r"[a-z][a-z_]{0,39}")
 # what a decision filter may name: a group of decisions or one of them
-DECISION_GROUPS = {"accepted": ("Oral", "Spotlight", "Poster", "Accepted"), "rejected": ("Rejected", "Desk rejected"),
+DECISION_GROUPS = {"accepted": ("Oral", "Spotlight", "Poster", "Accepted"), "rejected": ("Rejected", "Desk rejected", "Workshop track"),
                    "withdrawn": ("Withdrawn",), "undecided": ("Under review",), "oral": ("Oral",),
                    "spotlight": ("Spotlight",), "poster": ("Poster",)}
 # every submission still in the running or decided: all but the withdrawn

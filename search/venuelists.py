@@ -23,9 +23,11 @@ SITE = "https://openreview.net"
 NAMES = {"nips": "NeurIPS", "neurips": "NeurIPS", "corl": "CoRL", "automl": "AutoML", "acml": "ACML"}
 FILE_NAME = re.compile(r"([a-z][a-z_-]*?)[_-]?((?:19|20)\d\d)$", re.IGNORECASE)
 BIBTEX_YEAR = re.compile(r"\byear\s*=\s*[{\"]?\s*((?:19|20)\d\d)")
-# status words -> the decision (corpus.Fields.decision); any other word of a published list is "Accepted"
+# status words -> the decision (corpus.Fields.decision); any other word of a published list is "Accepted". ICLR
+# 2013-2018's "Workshop" is "invite to the workshop track": not the conference's programme, a rejection for its
+# acceptance rate (ICLR 2017: 198 of 490 accepted, 40%; 245, 50%, were it counted accepted)
 DECISIONS = {"reject": "Rejected", "withdraw": "Withdrawn", "withdrawn": "Withdrawn", "desk reject": "Desk rejected",
-             "active": "Under review", "poster": "Poster", "oral": "Oral", "spotlight": "Spotlight"}
+             "active": "Under review", "workshop": "Workshop track", "poster": "Poster", "oral": "Oral", "spotlight": "Spotlight"}
 
 
 class ListError(ValueError):
@@ -144,7 +146,7 @@ def record(entry: dict, conference: str, year: int | None, has_rejections: bool,
         "conference": conference, "year": year,
         "track": track if track and track.lower() != "main" else status,
         "decision": said,
-        "venue": (f"Submitted to {label}" if said in ("Rejected", "Withdrawn", "Desk rejected", "Under review")
+        "venue": (f"Submitted to {label}" if said in ("Rejected", "Withdrawn", "Desk rejected", "Workshop track", "Under review")
                   else f"{label} {status}").strip() if label else "",
         "citations": citations, "ratings": ratings, "n_ratings": len(ratings) or None,
         "avg_rating": round(sum(ratings) / len(ratings), 4) if ratings else None,

@@ -182,6 +182,25 @@ def test_a_directory_of_venue_lists_is_read_as_papers_with_their_venue_decision_
     assert any("iclr2018.json.gz: 1 of 4 entries" in n for n in told)
 
 
+def test_an_invitation_to_the_workshop_track_is_no_acceptance(tmp_path):
+    """ICLR 2013-2018's "Workshop": the paper was not in the conference's programme, so it counts against the
+    acceptance rate and is cited as a submission, not as a paper of the proceedings."""
+    from search.filters import decision_group
+    from search.render.export import published
+    from search.stats import groups
+
+    papers, _ = load_corpus([write_list(tmp_path / "iclr2017.json", [
+        entry("w1", "Invited", "A paper invited to the workshop track of the conference.", status="Workshop"),
+        entry("p1", "Accepted", "A paper accepted as a poster at the conference itself.", status="Poster"),
+        entry("r1", "Rejected", "A paper the conference rejected after its reviews were in.", status="Reject")])])
+    by = {p.id: p for p in papers}
+    assert (by["w1"].decision, decision_group(by["w1"].decision)) == ("Workshop track", "rejected")
+    kind, _, note = published(by["w1"])
+    assert kind == "misc" and note == "Submitted to ICLR 2017; invited to the workshop track"
+    whole = dict(groups(papers, {}))["all"][0]
+    assert whole.decisions.get("accepted") == 1 and whole.decisions.get("rejected") == 2
+
+
 def test_html_in_a_list_is_cleaned_as_other_abstracts_are(tmp_path):
     papers, _ = load_corpus([write_list(tmp_path / "colm2024.json", COLM)])
     a1, a2 = papers[0], papers[1]

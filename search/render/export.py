@@ -111,7 +111,8 @@ def published(p: Paper) -> tuple[str, list[tuple[str, str]], str]:
     where = [("howpublished", f"\\url{{{url}}}")] if url else []
     group = decision_group(p.decision)
     if group in STANDING:
-        standing = "desk rejected" if p.decision == "Desk rejected" else STANDING[group]
+        standing = {"Desk rejected": "desk rejected", "Workshop track": "invited to the workshop track"}.get(
+            p.decision, STANDING[group])
         return "misc", [*where] + ([("year", year)] if year else []), f"Submitted to {name}; {standing}"
     return "misc", where, "Venue and decision not in the records paper search read"
 

@@ -109,7 +109,7 @@ def histogram_figure(ratings: list[float], name: str):
 
 
 DECISION_COLOURS = {"Oral": "#00441b", "Spotlight": "#238b45", "Poster": "#74c476", "Accepted": "#41ab5d",
-                    "Rejected": "#d6604d", "Desk rejected": "#67001f", "Withdrawn": "#969696",
+                    "Rejected": "#d6604d", "Desk rejected": "#67001f", "Workshop track": "#f4a582", "Withdrawn": "#969696",
                     "Under review": "#4393c3"}
 
 
