@@ -41,8 +41,8 @@ def test_in_the_review_season_the_default_is_every_submission_not_withdrawn():
     """Between reviews and decisions every submission is under review: an accepted-only default was empty."""
     season = ["Under review", "Withdrawn"]
     assert Filters().known([], [], season).decisions == ("active",)
-    assert decisions_of(("active",)) == {"Oral", "Spotlight", "Poster", "Accepted", "Rejected", "Desk rejected", "Workshop track",
-                                         "Under review"}
+    assert decisions_of(("active",)) == {"Oral", "Spotlight", "Poster", "Accepted", "Rejected", "Desk rejected",
+                                         "Workshop track", "Under review"}
     assert Filters(decisions=("withdrawn",)).known([], [], season).decisions == ("withdrawn",)
     assert default_decisions([]) == () and default_decisions(["Oral", "Under review"]) == ("accepted",)
 
