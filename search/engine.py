@@ -239,12 +239,14 @@ class Engine:
         self.papers = data.papers
         self.max_tokens = encoder.max_seq_length
         self.fusion, self.weights = fusion, weights
-        self.parts = Parts(data)   # each later part as it loads (build.Part.load), by name; None where absent
+        # the loaders below close over `parts` and `data`, never over the engine: a cycle back to it would keep a
+        # dropped engine alive past reference counting, and the page freezes engines out of the collector
+        parts = self.parts = Parts(data)   # each later part as it loads (build.Part.load); None where absent
         fetches = m.history.fetches if m.history else 0
-        self.catalog = Catalog(data.papers, fetches=fetches, explored=lambda: _explored(data, self.parts))
-        self.rankers = Rankers(data.vectors, m.index.exact, lambda: _bm25(data), self.parts, self.catalog.derived,
+        self.catalog = Catalog(data.papers, fetches=fetches, explored=lambda: _explored(data, parts))
+        self.rankers = Rankers(data.vectors, m.index.exact, lambda: _bm25(data), parts, self.catalog.derived,
                                data.unembedded)
-        self.queries = QueryCache(encoder, lambda: self.multilingual.encoder if self.multilingual else None,
+        self.queries = QueryCache(encoder, lambda: ml.encoder if (ml := parts["multilingual"]) else None,
                                   query_cache)
         self._fates: dict = {}
         self._places: dict | None = None   # (conference, year) -> Fate, made on first use

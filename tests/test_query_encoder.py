@@ -9,7 +9,7 @@ import pytest
 from search.encoding.embed import TorchEncoder
 from search.engine import EXAMPLE_QUERIES, open_engine
 from search.index import load_index
-from search.encoding.query_encoder import ONNX, OnnxEncoder, exportable, load_encoder
+from search.encoding.query_encoder import LazyEncoder, ONNX, OnnxEncoder, exportable, load_encoder
 
 LONG = "transformers for graphs " * 300   # far past the 256-token window
 
@@ -46,7 +46,8 @@ def test_token_counts_match_torch(seed_index, model):
 
 
 def test_engine_without_model_uses_the_export_and_ranks_like_torch(onnx_engine, engine):
-    assert isinstance(onnx_engine.model, OnnxEncoder)
+    # the export, loaded at the first query (query_encoder.LazyEncoder): a command without one never loads it
+    assert isinstance(onnx_engine.model, LazyEncoder) and isinstance(onnx_engine.model.encoder, OnnxEncoder)
     for q in EXAMPLE_QUERIES + ["a", LONG]:
         ours, theirs = onnx_engine.search(q, 10), engine.search(q, 10)
         assert [h.paper.id for h in ours.hits] == [h.paper.id for h in theirs.hits]
