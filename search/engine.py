@@ -679,9 +679,10 @@ class Engine:
         return self._fates[area]
 
     def venue_years(self) -> list[tuple[str, int | None]]:
-        """Every (conference, year) the index holds papers of."""
+        """Every (conference, year) the index holds papers of; papers whose record names no venue (the seed
+        lists beside a fetched venue) are none: they make no second venue of a one-venue index."""
         self.place_fate("", None)
-        return list(self._places)
+        return [place for place in self._places if place[0]]
 
     def rejections_known(self, p: Paper) -> bool:
         """Whether the paper's venue-year's record holds its rejections (else its list has accepted papers only,

@@ -135,7 +135,7 @@ def groups(papers: list[Paper], topics: dict) -> list[tuple[str, list[GroupStats
     known = places_with_rejections(papers)
     out = [("all", [summarise("all papers", papers, known=known)])]
     venues = by(papers, lambda p: place_name(*place_of(p)), known=known)
-    if len(venues) > 1:
+    if len({pl for p in papers if (pl := place_of(p))[0]}) > 1:  # the seed lists beside one venue make no second
         out.append(("venue", sorted(venues, key=lambda s: s.name)))
     out.append(("area", by(papers, lambda p: p.primary_area, known=known)))
     if any(p.affiliations for p in papers):
