@@ -266,8 +266,10 @@ def test_two_quick_refetches_end_in_one_consistent_index(tmp_path, embedding_cac
     synthetic(data, 120, rated=6)
     third = start_build([SEEDS, data], out, cache)
     results = [ended(p) for p in (first, second, third)]
-    assert [code for code, _, _ in results] == [1, 1, 0], results
-    assert all("stopped: " in err and "Traceback" not in err for _, _, err in results[:2])
+    # which of the later two publishes depends on when each reads the file (the second may read the last
+    # fetch before the third claims the index): the first is replaced, one ends well, none says a traceback
+    assert results[0][0] == 1 and "stopped: " in results[0][2] and 0 in [code for code, _, _ in results], results
+    assert all("Traceback" not in err and (code == 0 or "stopped: " in err) for code, _, err in results)
     final = load_index(out)  # every file's checksum verified: one build, whole, of the last fetch
     assert final.manifest.count == 186 and final.manifest.inputs_digest == background.digest([SEEDS, data])
     assert sum(p.avg_rating is not None for p in final.papers) == 6
