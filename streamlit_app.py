@@ -888,6 +888,9 @@ def short(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n - 1].rstrip() + "…"
 
 
+SHOWN_GROUPS = 20  # rows of a long statistics table until the reader asks for all
+
+
 def stats_view(engine: Engine) -> None:
     from search.stats import groups as stats_groups, papers_words, submissions
 
@@ -912,10 +915,18 @@ def stats_view(engine: Engine) -> None:
         if not groups.get(key):
             continue
         st.markdown(f"#### {heading}")
+        rows = groups[key]
+        if len(rows) > SHOWN_GROUPS + 5 and not st.toggle(f"All {len(rows):,} ({axis}s)", key=f"all-{key}"):
+            # a long table is most of the view's time in the browser: the tables of 140 topics took 0.6 s of
+            # 2.4 s (benchmarks/results/start.md)
+            largest = set(sorted(range(len(rows)), key=lambda i: -rows[i].papers)[:SHOWN_GROUPS])
+            rows = [r for i, r in enumerate(rows) if i in largest]
+            st.caption(f"The {SHOWN_GROUPS} with most papers of {len(groups[key]):,}.")
+        shown = f"{key} {len(rows)}"
         if rated:
-            st.plotly_chart(once(engine, f"stats {key}", lambda: box_figure(groups[key], axis)), width="stretch",
+            st.plotly_chart(once(engine, f"stats {shown}", lambda: box_figure(rows, axis)), width="stretch",
                             config={"displayModeBar": False}, key=f"stats-{key}")
-        st.markdown(once(engine, f"stats table {key}", lambda: stats_table(engine, groups[key], rated)))
+        st.markdown(once(engine, f"stats table {shown}", lambda: stats_table(engine, rows, rated)))
 
 
 def decisions_panel(engine: Engine, whole) -> None:

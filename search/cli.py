@@ -720,8 +720,13 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_fetch(args)
     if getattr(args, "k", 1) < 1:
         raise UsageError("-k must be at least 1")
-    engine = open_engine(args.index or default_index())
+    # a command that encodes what it was given loads the query encoder while the papers are read
+    encodes = args.command == "query" or args.command in ("where", "fared") and getattr(args, "text", None)
+    engine = open_engine(args.index or default_index(), prefetch=bool(encodes))
     commands = {"query": cmd_query, "similar": cmd_similar, "export": cmd_export, "topics": cmd_topics,
                 "map": cmd_map, "stats": cmd_stats, "venues": cmd_venues, "reviews": cmd_reviews, "fared": cmd_fared,
                 "where": cmd_where, "author": cmd_author, "changes": cmd_changes, "saved": cmd_saved}
-    return commands[args.command](engine, args)
+    try:
+        return commands[args.command](engine, args)
+    finally:
+        getattr(engine.model, "settle", lambda: None)()

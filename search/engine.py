@@ -20,7 +20,7 @@ from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spr
 from .corpus import Paper
 from .encoding.embed import as_encoder, load_model
 from .parts.evidence import Evidence, shared_keywords
-from .index import REBUILD, IndexData, IndexLoadError, load_index
+from .index import REBUILD, IndexData, IndexLoadError, load_index, read_manifest, resolve, verify_files
 from .papermap import MAP
 from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
 from .encoding.multilingual import NON_LATIN, detect_language
@@ -382,7 +382,7 @@ class Engine:
         """The query's language, kind, the mode it runs in and its vector in the space it is ranked in; a
         Result where it cannot be searched (a script the index has no space for)."""
         rk = self.rankers
-        language = detect_language(query[:2000])
+        language = detect_language(query[:2000], rk.lexical.english_word)
         missing = "multilingual coming" if "multilingual" in self.manifest.pending else "no multilingual"
         told = notice(missing, language=language) if language != "en" and not rk.multilingual else None
         if told and language == NON_LATIN:  # surely not English: English-only vectors would rank noise
@@ -779,13 +779,14 @@ def _bm25(data: IndexData) -> lexical.Lexical:
         raise IndexLoadError(f"{data.path}: its BM25 index cannot be read ({e}); {REBUILD}") from None
 
 
-def _query_encoder(data: IndexData):
-    """The index's ONNX query encoder, its files checked; refused where its vectors are not the index's width."""
-    entry = data.manifest.query_encoder
-    data.verified(entry.file, entry.tokenizer)
-    encoder = load_encoder(data.path, data.manifest)
-    if encoder.get_embedding_dimension() != data.manifest.dimension:
-        raise IndexLoadError(f"the index at {data.path} has {data.manifest.dimension}-d vectors but the query "
+def _query_encoder(path: Path, manifest: Manifest):
+    """The ONNX query encoder of the index at `path`, its files checked; refused where its vectors are not the
+    index's width."""
+    entry = manifest.query_encoder
+    verify_files(path, {f: meta for f, meta in manifest.files.items() if f in (entry.file, entry.tokenizer)})
+    encoder = load_encoder(path, manifest)
+    if encoder.get_embedding_dimension() != manifest.dimension:
+        raise IndexLoadError(f"the index at {path} has {manifest.dimension}-d vectors but the query "
                              f"model makes {encoder.get_embedding_dimension()}-d ones; {REBUILD}")
     return encoder
 
@@ -797,11 +798,22 @@ def load_query_model(name: str):
 
 
 def open_engine(index_dir: Path, model=None, fingerprint: str | None = None, fallback=load_model,
-                **options) -> Engine:
+                prefetch: bool = False, **options) -> Engine:
     """Load an index and answer queries over it, encoded by its ONNX export (no torch), else by `model`, else
-    by `fallback(name)` of the model the index names (a loader that shares one model, as the page's does)."""
-    data = load_index(index_dir)
+    by `fallback(name)` of the model the index names (a loader that shares one model, as the page's does).
+    prefetch: load the query encoder in a thread while the papers are read (for a command that encodes a query)."""
+    path = resolve(index_dir)
+    encoder = None
     if model is None:
-        model = (LazyEncoder(data.manifest, lambda: _query_encoder(data)) if data.manifest.query_encoder
-                 else fallback(data.manifest.model.name))
+        try:
+            manifest = read_manifest(path)
+        except IndexLoadError:
+            manifest = None  # load_index says what is wrong
+        if manifest is not None and manifest.query_encoder:
+            encoder = LazyEncoder(manifest, lambda: _query_encoder(path, manifest))
+            if prefetch:
+                encoder.prefetch()
+    data = load_index(path if path.exists() else index_dir)
+    if model is None:
+        model = encoder if encoder and data.manifest.query_encoder else fallback(data.manifest.model.name)
     return Engine(data, model, fingerprint, **{"lazy": True, **options})

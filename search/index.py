@@ -7,6 +7,7 @@ new one, never a mix; a killed build leaves only a temporary directory that the 
 from __future__ import annotations
 
 import fcntl
+import gc
 import hashlib
 import json
 import math
@@ -14,7 +15,9 @@ import re
 import os
 import shutil
 import signal
+import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -357,6 +360,51 @@ def json_parser():
     return orjson.loads
 
 
+def _in_thread(work: Callable[[], None]) -> Callable[[], None]:
+    """Start `work` in a thread; the function returned waits for it and raises what it raised."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as e:  # handed to the caller's thread
+            failed.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+
+    def wait() -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+    return wait
+
+
+def read_papers(path: Path) -> list[Paper]:
+    """The papers of a papers.jsonl: decoded by msgspec straight into Papers where it is installed (0.36 s
+    at 19,632 papers, against 0.56 s for orjson's dicts made into Papers), else line by line."""
+    data = path.read_bytes()
+    try:
+        import msgspec
+    except ImportError:
+        msgspec = None
+    # the collector would walk the growing heap again and again while a million objects are made, and find no
+    # garbage: 0.13 s of 0.4 s at 19,632 papers
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if msgspec is not None:
+            try:
+                return msgspec.json.Decoder(type=Paper).decode_lines(data)
+            except msgspec.ValidationError:
+                pass  # a field of another type than Paper's (an index written by an older version): read as dicts
+        loads = json_parser()
+        return [Paper.from_dict(loads(line)) for line in data.splitlines() if line]
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def load_index(out: Path) -> IndexData:
     """Load and check an index directory; IndexLoadError says what is wrong and how to rebuild."""
     import faiss
@@ -367,15 +415,18 @@ def load_index(out: Path) -> IndexData:
     manifest = read_manifest(path)
     verify_files(path, manifest.files, hashed=False)  # every part there and whole; each hashed as it is read
     core = {PAPERS, VECTORS, UNEMBEDDED} & set(manifest.files)
-    verify_files(path, {name: manifest.files[name] for name in core})
+    # hashing leaves the interpreter's lock free: on a second core it costs the papers' reading nothing (0.1 s of
+    # a cold `query` at 19,632 papers); nothing read is used before the checksums pass
+    checked = _in_thread(lambda: verify_files(path, {name: manifest.files[name] for name in core}))
     try:
-        loads = json_parser()
-        papers = [Paper.from_dict(loads(line)) for line in (path / PAPERS).read_bytes().splitlines() if line]
+        papers = read_papers(path / PAPERS)
         vectors = faiss.read_index(str(path / VECTORS))
         unembedded = (np.array(json.loads((path / UNEMBEDDED).read_text(encoding="utf-8")), dtype=np.int64)
                       if manifest.unembedded else None)
-    except Exception as e:  # checksums passed, so this is a manifest that lies about its files
+    except Exception as e:
+        checked()  # a file changed since its build says so
         raise IndexLoadError(f"{path} cannot be read ({e.__class__.__name__}); {REBUILD}") from None
+    checked()
     if not (len(papers) == vectors.ntotal == manifest.count):
         raise IndexLoadError(f"{path}: {len(papers)} records, {vectors.ntotal} vectors, manifest says "
                              f"{manifest.count}; {REBUILD}")

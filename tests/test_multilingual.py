@@ -121,3 +121,37 @@ def test_a_short_query_in_another_language_gets_a_tip_a_sentence_does_not(ml_eng
     sentence = ml_engine.search("让大模型同时满足多个人类偏好而互不干扰，把参数更新分解到正交子空间", 5)
     assert sentence.space == "multilingual" and "across short" not in kinds(sentence)
     assert "across short" not in kinds(ml_engine.search("GRPO", 5))  # English, however short
+
+
+def test_plain_english_skips_the_detector_and_other_languages_still_reach_it(shared_words, monkeypatch):
+    """A query whose every word the papers use is English at once (the detector's first call is most of a
+    cold `query`); a query in another language typed in plain letters, accents dropped, still goes to it."""
+    import json
+    import unicodedata
+
+    from search.encoding import multilingual
+    from search.parts.lexical import Lexical
+
+    count = sum(1 for _ in (shared_words / "papers.jsonl").open(encoding="utf-8"))
+    english_word = Lexical(shared_words.resolve(), count).english_word
+    data = ROOT / "benchmarks" / "data"
+    french = [json.loads(line)["fr"] for line in (data / "multilingual_queries.jsonl").open(encoding="utf-8")]
+    plain = ["".join(c for c in unicodedata.normalize("NFD", q) if unicodedata.category(c) != "Mn") for q in french]
+    others = ["aprendizaje por refuerzo profundo para robots", "grosse Sprachmodelle fuer lange Dokumente",
+              "apprendimento per rinforzo con modelli linguistici", "taalmodellen voor lange documenten"]
+    real, asked = multilingual._detector, []
+
+    def counted():
+        asked.append(1)
+        return real()
+
+    monkeypatch.setattr(multilingual, "_detector", counted)
+    for q in french + plain + others:
+        before = len(asked)
+        assert multilingual.detect_language(q, english_word) == multilingual.detect_language(q), q
+        assert len(asked) == before + 2, f"not asked of {q!r}"
+    questions = [json.loads(line)["question"] for line in (data / "questions.jsonl").open(encoding="utf-8")]
+    before = len(asked)
+    settled = sum(multilingual.detect_language(q, english_word) == "en" for q in questions)
+    assert settled == len(questions)
+    assert len(asked) - before <= 0.1 * len(questions), f"asked of {len(asked) - before} of {len(questions)}"

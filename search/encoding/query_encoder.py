@@ -8,6 +8,8 @@ package. The pooling and normalisation of all-MiniLM-L6-v2 (mean over tokens, L2
 """
 from __future__ import annotations
 
+import threading
+
 import os
 import shutil
 import warnings
@@ -236,12 +238,34 @@ class LazyEncoder:
         self.backend = f"{entry.runtime} f32" if entry.runtime == "onnxruntime" else entry.runtime
         self._load = load
         self._encoder: OnnxEncoder | None = None
+        self._lock = threading.Lock()
+        self._loading: threading.Thread | None = None
+
+    def prefetch(self) -> None:
+        """Start loading in a thread, for a command that will encode a query: hashing the model's file and reading
+        it leave the interpreter's lock free, so they overlap the papers' reading (a cold `query` on an idle
+        2-core machine: benchmarks/results/start.md). A load that fails there is tried again, and its error
+        raised, at the first use."""
+        def load() -> None:
+            try:
+                self.encoder
+            except Exception:  # said at the first use, where the command can report it
+                pass
+
+        self._loading = threading.Thread(target=load, daemon=True, name="query-encoder")
+        self._loading.start()
+
+    def settle(self) -> None:
+        """Wait for a prefetch to end (a process must not exit while onnxruntime is loading in a thread)."""
+        if self._loading is not None:
+            self._loading.join()
 
     @property
     def encoder(self) -> OnnxEncoder:
-        if self._encoder is None:
-            self._encoder = self._load()
-        return self._encoder
+        with self._lock:
+            if self._encoder is None:
+                self._encoder = self._load()
+            return self._encoder
 
     def get_embedding_dimension(self) -> int:
         return self.dimension if self._encoder is None else self._encoder.dimension

@@ -65,32 +65,58 @@ def where_figure(places: list[Place]):
     return fig
 
 
+BIN = 0.25  # the decision chart's bins, in rating points
+
+
 def decision_figure(by_decision: dict[str, list[float]]):
     """Mean ratings by decision (stats.ratings_by_decision) as overlaid histograms (Paper Copilot's view), each
-    named in the legend, even alone: one unnamed grey series said nothing of what it counted."""
+    named in the legend, even alone: one unnamed grey series said nothing of what it counted. The bins are
+    counted here: the browser gets a few dozen bars, not every paper's rating (at 19,630 papers the raw values
+    were 92 KB of the page's charts and most of their drawing time)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for group, ratings in by_decision.items():
         name = RATED_GROUPS.get(group, group)
-        fig.add_trace(go.Histogram(x=ratings, xbins={"size": 0.25}, name=name, opacity=0.6,
-                                   marker_color=COLOURS[group],
-                                   hovertemplate=f"{name}, rating %{{x}}: %{{y}} papers<extra></extra>"))
-    fig.update_layout(barmode="overlay", height=280, margin=dict(l=10, r=10, t=10, b=40), template="plotly_white",
-                      xaxis_title="mean review rating of a paper", yaxis_title="papers", showlegend=True,
-                      legend=dict(orientation="h", y=1.1))
+        starts, counts = _bins(ratings, BIN)
+        fig.add_trace(go.Bar(x=starts + BIN / 2, y=counts, width=BIN, name=name, opacity=0.6,
+                             marker_color=COLOURS[group], customdata=starts,
+                             hovertemplate=f"{name}, rating %{{customdata:g}}–%{{x:g}}+: %{{y}} papers<extra></extra>"))
+    fig.update_layout(barmode="overlay", bargap=0, height=280, margin=dict(l=10, r=10, t=10, b=40),
+                      template="plotly_white", xaxis_title="mean review rating of a paper", yaxis_title="papers",
+                      showlegend=True, legend=dict(orientation="h", y=1.1))
     return fig
 
 
+def _bins(values: list[float], size: float) -> tuple[np.ndarray, np.ndarray]:
+    """The starts of the `size`-wide bins that hold values, and how many each holds."""
+    x = np.asarray(values, dtype=float)
+    starts, counts = np.unique(np.floor(x / size) * size, return_counts=True)
+    return starts, counts
+
+
+def box_stats(values: list[float]) -> dict[str, float]:
+    """What a box draws of its values, as plotly computes it (linear quartiles, whiskers to the farthest values
+    within 1.5 interquartile ranges of the box), so that the page sends five numbers, not every value."""
+    x = np.asarray(values, dtype=float)
+    q1, median, q3 = np.percentile(x, [25, 50, 75])
+    reach = 1.5 * (q3 - q1)
+    return {"q1": q1, "median": median, "q3": q3, "lowerfence": x[x >= q1 - reach].min(),
+            "upperfence": x[x <= q3 + reach].max(), "mean": x.mean()}
+
+
 def box_figure(rows: list[GroupStats], axis: str):
-    """A horizontal plotly box per group of its papers' mean ratings, the largest group on top."""
+    """A horizontal plotly box per group of its papers' mean ratings, the largest group on top; each box sent as
+    its summary (box_stats): every paper's rating made 97-125 KB per chart at 19,630 papers."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for r in reversed([r for r in rows if r.ratings]):
-        fig.add_trace(go.Box(x=r.ratings, name=r.name if len(r.name) <= 48 else r.name[:47] + "…",
-                             boxpoints=False, marker_color="#c2334d", line_width=1.2,
-                             hovertemplate=f"{r.name}<br>%{{x:.2f}}<extra></extra>"))
+        name = r.name if len(r.name) <= 48 else r.name[:47] + "…"
+        stats = box_stats(r.ratings)
+        fig.add_trace(go.Box(y=[name], **{k: [v] for k, v in stats.items()}, orientation="h", name=name,
+                             marker_color="#c2334d", line_width=1.2,
+                             hoverinfo="x", hovertemplate=None))
     fig.update_layout(showlegend=False, height=max(260, 24 * len(rows) + 80),
                       margin=dict(l=10, r=10, t=30, b=40), xaxis_title="mean review rating of a paper",
                       yaxis_title=axis, template="plotly_white")
