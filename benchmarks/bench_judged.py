@@ -29,14 +29,14 @@ K = 10
 BOOTSTRAP = 10_000
 
 
-def questions() -> list[dict]:
-    split = json.loads((JUDGED / "split.json").read_text())
-    qs = [json.loads(line) for line in (JUDGED / "questions.jsonl").read_text().splitlines() if line.strip()]
+def questions(folder: Path = JUDGED) -> list[dict]:
+    split = json.loads((folder / "split.json").read_text())
+    qs = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines() if line.strip()]
     return [{**q, "split": split[q["id"]]} for q in qs]
 
 
-def judgments() -> dict[str, dict[str, int]]:
-    path = JUDGED / "judgments.jsonl"
+def judgments(folder: Path = JUDGED) -> dict[str, dict[str, int]]:
+    path = folder / "judgments.jsonl"
     out: dict[str, dict[str, int]] = {}
     if path.is_file():
         for line in path.read_text().splitlines():
@@ -68,12 +68,12 @@ def adapted(engine, shown, w: np.ndarray) -> Callable[[str], list[str]]:
     return run
 
 
-def arms(engine, adapter: str = "") -> dict[str, Callable[[str], list[str]]]:
+def arms(engine, adapter: str = "", venues: tuple[str, ...] = ()) -> dict[str, Callable[[str], list[str]]]:
     """Each ranking to pool and score: name -> query -> the top K paper ids, on the accepted papers (the
-    page's default on a venue index)."""
+    page's default on a venue index), of these venues where given (an index of many venues filtered to one)."""
     from search.filters import Filters
 
-    shown = engine.catalog.known(Filters())
+    shown = engine.catalog.known(Filters(venues=tuple(venues)))
     summaries = engine.rankers.summaries
 
     def mode(name: str, with_summaries: bool = True) -> Callable[[str], list[str]]:
@@ -144,13 +144,14 @@ def pool(args: argparse.Namespace) -> int:
     from search.engine import open_engine
 
     engine = open_engine(Path(args.index))
-    graded = judgments()
+    graded = judgments(args.set)
     out = Path(args.out)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     (out / "keys").mkdir(parents=True, exist_ok=True)
-    runs = {name: run for name, run in arms(engine, args.adapter).items() if not args.arms or name in args.arms}
+    runs = {name: run for name, run in arms(engine, args.adapter, args.venue).items()
+            if not args.arms or name in args.arms}
     total = 0
-    for q in questions():
+    for q in questions(args.set):
         found: dict[str, None] = {}
         for name, run in runs.items():
             for pid in run(q["text"]):
@@ -174,9 +175,9 @@ def pool(args: argparse.Namespace) -> int:
 def collect(args: argparse.Namespace) -> int:
     """Each task's grades ({label: 0|1|2} in grades/QID.json, written by its reader) into judgments.jsonl."""
     tasks = Path(args.tasks)
-    graded = judgments()
+    graded = judgments(args.set)
     added = 0
-    with (JUDGED / "judgments.jsonl").open("a", encoding="utf-8") as f:
+    with (args.set / "judgments.jsonl").open("a", encoding="utf-8") as f:
         for keys in sorted((tasks / "keys").glob("*.json")):
             grades_file = tasks / "grades" / keys.name
             if not grades_file.is_file():
@@ -220,14 +221,17 @@ def evaluate(args: argparse.Namespace) -> int:
     from report import machine, write_report
 
     engine = open_engine(Path(args.index))
-    graded = judgments()
-    qs = [q for q in questions() if q["id"] in graded]
-    runs, engines = arms(engine, args.adapter), [engine]
+    graded = judgments(args.set)
+    qs = [q for q in questions(args.set) if q["id"] in graded]
+    runs, engines = arms(engine, args.adapter, args.venue), [engine]
+    if args.arms:
+        runs = {name: run for name, run in runs.items() if name in args.arms}
     for other in args.other:  # another index's rankings (another model's), beside this one's
         label, _, path = other.partition("=")
         engines.append(open_engine(Path(path)))
-        theirs = arms(engines[-1])
-        runs.update({f"{label}: {name}": theirs[name] for name in ("hybrid", "semantic")})
+        theirs = arms(engines[-1], venues=args.venue)
+        runs.update({f"{label}: {name}": theirs[name] for name in ("hybrid", "semantic", "keyword")
+                     if not args.arms or name in args.arms})
     ranked, took = {}, {}
     for name, run in runs.items():  # each arm pays its own query encoding, as a user's first query does
         for e in engines:
@@ -240,9 +244,12 @@ def evaluate(args: argparse.Namespace) -> int:
         took[name] = 1000 * float(np.median(times))
     lines = [f"# Judged relevance: {len(qs)} researchers' questions, graded by reading", "",
              f"`python benchmarks/bench_judged.py evaluate --index {args.index}"
-             + (f" --other {' '.join(args.other)}" if args.other else "") + f"` · {machine()} · "
+             + (f" --other {' '.join(args.other)}" if args.other else "")
+             + (f" --venue {' '.join(repr(v) for v in args.venue)}" if args.venue else "")
+             + (f" --arms {' '.join(repr(a) for a in args.arms)}" if args.arms else "") + f"` · {machine()} · "
              f"{__import__('datetime').date.today()}", "",
-             f"Index: {engine.manifest.count:,} papers ({args.index}), searched on the accepted papers. "
+             f"Index: {engine.manifest.count:,} papers ({args.index}), searched on the accepted papers"
+             + (f" of {', '.join(args.venue)}" if args.venue else "") + ". "
              "Grades: 2 answers the question, 1 partly or related, 0 not (judged/README.md). Metrics by "
              "ranx; 95% intervals by bootstrap over questions (10,000 resamples); beside each arm, its difference "
              "from `hybrid` (the shipped ranking) with the interval of the difference and a two-sided paired "
@@ -307,9 +314,17 @@ def main() -> int:
     e.add_argument("--split", nargs="+", choices=("dev", "heldout"), default=["dev", "heldout"],
                    help="the halves to report: a choice being made reads dev alone")
     e.add_argument("--other", nargs="+", default=[], metavar="LABEL=DIR",
-                   help="another index's hybrid and semantic rankings as arms (an index built with another model)")
+                   help="another index's hybrid, semantic and keyword rankings as arms (an index built with another "
+                        "model, or of other papers)")
+    e.add_argument("--arms", nargs="+", default=[], help="score only these arms (default all)")
+    e.add_argument("--venue", nargs="+", default=[], help="search only these venues ('ICLR 2026'), every index")
+    p.add_argument("--venue", nargs="+", default=[], help="pool only these venues' papers ('ICLR 2026')")
     for cmd in (p, e):
         cmd.add_argument("--adapter", default="", help="a query adapter's matrix (.npy) as one more arm")
+    for cmd in (p, c, e):
+        cmd.add_argument("--set", type=Path, default=JUDGED,
+                         help="the folder of questions.jsonl, split.json and judgments.jsonl (default judged/; the "
+                              "cross-venue set: judged_venues/)")
     args = ap.parse_args()
     return {"pool": pool, "collect": collect, "evaluate": evaluate}[args.cmd](args)
 

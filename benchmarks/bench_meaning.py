@@ -63,21 +63,26 @@ def fetch(out: Path) -> float:
         server.wait(60)
 
 
-def build(data: Path, index: Path, deadline: float) -> dict:
-    """Run the build to its abstracts' stage published (or the deadline); what was seen when."""
+def build(data: Path | list[str], index: Path, deadline: float, options: tuple[str, ...] = ()) -> dict:
+    """Run the build of `data` (a fetch's file, beside the seeds; or the build's inputs as given) to its abstracts'
+    stage published (or the deadline); what was seen when."""
     from search.background import status_file
     from search.progress import meaning_eta
 
     marks: dict = {"loads": [], "publishes": []}
     log = open(index.parent / "build.log", "w")
     t0 = time.perf_counter()
-    job = subprocess.Popen([sys.executable, "index_build.py", "seeds", str(data), "--out", str(index)], cwd=ROOT,
+    inputs = ["seeds", str(data)] if isinstance(data, Path) else list(data)
+    job = subprocess.Popen([sys.executable, "index_build.py", *inputs, "--out", str(index), *options], cwd=ROOT,
                            stdout=log, stderr=log)
+    before = manifest(index).get("built_at")  # an index already there (a venue added to it) is not this build's
     last_built, last_load = None, 0.0
     try:
         while True:
             now = time.perf_counter() - t0
             m = manifest(index)
+            if before and m.get("built_at") == before:
+                m = {}
             if now - last_load >= 30:
                 marks["loads"].append(os.getloadavg()[0])
                 last_load = now
@@ -128,17 +133,23 @@ def build(data: Path, index: Path, deadline: float) -> dict:
 def floor(data: Path) -> dict:
     """The plain encode's seconds for every text the build embedded, from a timed sample scaled by tokens."""
     from search.corpus import load_corpus
+
+    papers, _ = load_corpus([ROOT / "seeds", data])
+    return floor_of(list(dict.fromkeys(p.text for p in papers)))
+
+
+def floor_of(texts: list[str], sample_size: int = 256) -> dict:
+    """A plain encode of these texts (the build's encoder, batch 32, longest first): seconds for all of them, from
+    a timed sample of `sample_size` scaled by their tokens (all of them, timed whole, where there are fewer)."""
     from search.encoding import query_encoder as qe
     from search.encoding.embed import DEFAULT_BACKEND, load_model, model_fingerprint
 
-    papers, _ = load_corpus([ROOT / "seeds", data])
-    texts = list(dict.fromkeys(p.text for p in papers))
     model = load_model()
     fp, cut = model_fingerprint(model), int(model.max_seq_length)
     with tempfile.TemporaryDirectory() as work:
         encoder = qe.document_encoder(qe.exported(model, fp, Path(work), quantize=False), cut, fp, DEFAULT_BACKEND)
     tokens = [min(encoder.count_tokens(t), cut) for t in texts]
-    sample = sorted(random.Random(0).sample(texts, 256), key=len, reverse=True)
+    sample = sorted(random.Random(0).sample(texts, min(sample_size, len(texts))), key=len, reverse=True)
     encoder.encode(sample[:32], 32)
     t = time.perf_counter()
     encoder.encode(sample, 32)

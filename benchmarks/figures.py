@@ -239,6 +239,16 @@ def page(record):
     return dict(p50=record("page.md").number({"measure": "warm query, Search clicked…"}, "value"))
 
 
+def start(record):
+    r = record("start.md")
+    cmd = "command"
+    name, flags = re.search(r"· ([^·(]+?) \(([^)]*)\) · load average", r.text).groups()
+    return dict(count=r.find(r"^# .* on ([\d,]+) papers"), cpu=f"{name}: {flags}",
+                query=r.number({cmd: "`query…"}, "this checkout"), before=r.number({cmd: "`query…"}, "before"),
+                similar=r.number({cmd: "`similar…"}, "this checkout"), stats=r.number({cmd: "`stats`"}, "this checkout"),
+                view=r.number({"": "Chromium, warm…"}, "seconds"))
+
+
 def judged(record):
     r, held_out = record("judged.md"), "## Held-out"
     return dict(queries=r.find(r"^## Held-out \((\d+) questions\)"),
@@ -342,6 +352,12 @@ ROWS = [
         meaning_avx2,
         "`python benchmarks/bench_meaning.py --record meaning_avx2.md` "
         "([meaning_avx2.md](benchmarks/results/meaning_avx2.md))"),
+    Row("a command's cold start on the whole venue ({count} papers, every vector) on that AVX2-only CPU ({cpu}), "
+        "idle: `query` / `similar` / `stats`, a fresh process each; the statistics view in Chromium, warm",
+        "{query} s (target ≤ 1.5 s; before {before} s) / {similar} s / {stats} s; the view {view} s (target ≤ 2 s)",
+        start,
+        "`python benchmarks/bench_start.py --index DIR --before OLD_CHECKOUT` "
+        "([start.md](benchmarks/results/start.md))"),
     Row("embedding abstracts on that AVX2-only CPU ({cpu}), {slices} slices of {per} of the venue's texts, the "
         "arms in turns (load {load}): median abstracts/s",
         "OpenVINO f32 {ov} (the build's) / onnxruntime f32 {ort} / torch {torch}; every f32 backend, thread count, "

@@ -149,7 +149,7 @@ def test_the_readme_headline_figures_are_those_the_records_give():
 
 def test_a_figure_template_quotes_no_number_of_its_own():
     """Every number of a figure comes from its record, but its targets and the names of its measures."""
-    own = re.compile(r"target ≤ \d+ s|P@\d+|\bin 1\b")
+    own = re.compile(r"target ≤ \d+(?:\.\d+)? s|P@\d+|\bin 1\b")
     fixed = [(row.what[:40], own.sub("", re.sub(r"\{\w+\}", "", row.figure))) for row in figures().ROWS]
     assert [(what, n) for what, text in fixed for n, _, _ in numbers(text)] == []
 
