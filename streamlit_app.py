@@ -276,6 +276,8 @@ def on_card_action(key: str, listed: list[str]) -> None:
         go(paper=target)
     elif kind == "topic":
         go(topic=target)
+    elif kind == "author":
+        go(author=target)
     elif kind == "list":
         toggle_list(target, listed)
 

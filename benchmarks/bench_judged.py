@@ -261,7 +261,7 @@ def evaluate(args: argparse.Namespace) -> int:
             continue
         qrels = Qrels({i: {p: g for p, g in graded[i].items()} for i in ids})
         lines += [f"## {'Development' if split == 'dev' else 'Held-out'} ({len(ids)} questions)", "",
-                  "| arm | " + " | ".join(METRICS) + " | ungraded in top 10 | median ms a query (all 96) |",
+                  "| arm | " + " | ".join(METRICS) + f" | ungraded in top 10 | median ms a query (all {len(qs)}) |",
                   "|---|" + "---|" * (len(METRICS) + 2)]
         per: dict[str, dict[str, np.ndarray]] = {}
         for name in runs:

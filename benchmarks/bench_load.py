@@ -28,6 +28,13 @@ from report import SHARED, write_report  # first: it puts tests/ on the path, wh
 from browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402  (tests/browser.py)
 
 
+def cpu_words() -> str:
+    from search.encoding.embed import cpu_description
+
+    cpu = cpu_description()
+    return f"{cpu.get('name', '?')} ({', '.join(cpu.get('flags') or []) or 'no AVX2'})"
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -130,7 +137,9 @@ def main() -> None:
     p95 = lat[int(0.95 * (len(lat) - 1))] if lat else float("nan")
     count = json.loads((args.index / "manifest.json").read_text())["count"]
     lines = [f"Command: python benchmarks/bench_load.py --sessions {args.sessions} --seconds {args.seconds:.0f}",
-             f"Machine: {os.cpu_count()} cores; index of {count:,} papers; server and Chromium on the same machine", "",
+             f"Machine: {os.cpu_count()} cores, {cpu_words()}; index of {count:,} papers; server and Chromium on the "
+             f"same machine; load average (1 min) at the end {os.getloadavg()[0]:.1f} · "
+             f"{time.strftime('%Y-%m-%d', time.gmtime())}", "",
              "| measure | value |", "|---|---|",
              f"| concurrent sessions | {args.sessions} |",
              f"| duration | {wall:.0f} s |",

@@ -114,8 +114,8 @@ def record(marks: dict, args) -> None:
              f"| the whole collection answering by words ({whole.get('count', 0):,} papers) | "
              f"**{whole.get('words', float('nan')):.1f}** | | (≤ {WORDS_WITHIN} s) |"]
     if "first meaning" in whole:
-        lines.append(f"| the first index with the lists' vectors ({whole['first embedded']:,} papers embedded) | "
-                     f"{whole['first meaning']:.1f} | | |")
+        lines.append(f"| the first index ranking by meaning ({whole['first embedded']:,} papers embedded: the venue's "
+                     f"and the seeds', from the cache; the rest by their words) | {whole['first meaning']:.1f} | | |")
     if "all meaning" in whole:
         lines.append(f"| every paper ranked by meaning (the abstracts' stage published) | **{whole['all meaning']:.1f}** "
                      f"| {fw['seconds']:.1f} (a plain encode of the {fw['texts']:,} texts embedded) | "

@@ -307,6 +307,31 @@ def reviews_search(record):
                 ms=r.number({"measure": "search within reviews: warm…"}, "with reviews"))
 
 
+def many(record):
+    r, page, load = record("many.md"), record("page_many.md"), record("load_many.md")
+    start = "from the build's start to"
+    words = {start: "the whole collection answering by words…"}
+    every = {start: "every paper ranked by meaning (the abstracts' stage published)"}
+    added = {start: "every paper ranked by meaning (…"}
+    add_target = r.cell(added, "target", "## One venue added")
+    warm, ratio = {"measure": "warm query, Search clicked…"}, {"measure": "warm query against the floor (p50)"}
+    rss = {"measure": "the server's resident memory…"}
+    return dict(count=r.find(r"^# .*: ([\d,]+) papers built"), lists=r.find(r"and (\d+) of Paper Copilot's lists"),
+                cpu=r.find(r"built on (.+?) \(") + ": " + r.find(r"built on .+? \(([^)]*)\)"),
+                embedded=r.find(r"embedded the lists' abstracts, ([\d,]+) of them"),
+                words=r.number(words, "seconds"), meaning=r.number(every, "seconds"),
+                ratio=r.number(every, "ratio (target)"), bound=r.number(every, "ratio (target)", n=1),
+                added=r.find(r"\(([\d,]+) abstracts embedded: the new venue's\)"),
+                add=r.number(added, "seconds", "## One venue added"),
+                add_floor=r.number(added, "floor", "## One venue added"),
+                add_met=add_target.split(": ")[-1], add_limit=NUMBER.findall(add_target)[0],
+                page=page.number(warm, "value"), page_ratio=page.number(ratio, "value"),
+                rss=thousands(page.number(rss, "value")),
+                p50=load.number({"measure": "time to results p50"}, "value"),
+                p95=load.number({"measure": "time to results p95"}, "value"),
+                errors=load.number({"measure": "errors"}, "value"))
+
+
 def page_venue(record):
     with_, without = record("page_venue_with_reviews.md"), record("page_venue_without_reviews.md")
     warm, floor, ratio = ({"measure": m} for m in ("warm query, Search clicked…", "floor: the same click…",
@@ -358,6 +383,18 @@ ROWS = [
         start,
         "`python benchmarks/bench_start.py --index DIR --before OLD_CHECKOUT` "
         "([start.md](benchmarks/results/start.md))"),
+    Row("every venue in one box: {count} papers (the ICLR 2026 fetch, the seeds and {lists} of Paper Copilot's "
+        "lists) built by `index_build.py` on that AVX2-only CPU ({cpu}), the venue's vectors already cached: the "
+        "whole collection answers by words / every paper by meaning ({embedded} abstracts embedded) / one more "
+        "venue added ({added} abstracts); then the page at that size: a query (p50) and the server's memory, and "
+        "20 concurrent sessions' errors and time to results (p50 / p95)",
+        "{words} s (target ≤ 120 s) / {meaning} s ({ratio}× the floor, target {bound}×) / {add} s (target ≤ "
+        "{add_limit} s, its floor {add_floor} s and half a minute: {add_met}); a query {page} ms ({page_ratio}× bare "
+        "Streamlit), server {rss} MiB; the sessions: {errors} errors, {p50} ms / {p95} ms",
+        many,
+        "`python benchmarks/bench_many.py --venue FILE --cache DIR` ([many.md](benchmarks/results/many.md)); "
+        "`python benchmarks/bench_page.py --index DIR` ([page_many.md](benchmarks/results/page_many.md)); "
+        "`python benchmarks/bench_load.py --index DIR` ([load_many.md](benchmarks/results/load_many.md))"),
     Row("embedding abstracts on that AVX2-only CPU ({cpu}), {slices} slices of {per} of the venue's texts, the "
         "arms in turns (load {load}): median abstracts/s",
         "OpenVINO f32 {ov} (the build's) / onnxruntime f32 {ort} / torch {torch}; every f32 backend, thread count, "

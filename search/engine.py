@@ -669,7 +669,9 @@ class Engine:
             area = max(set(areas), key=areas.count) if areas else ""
         return Fared(neighbours=tally(neighbours, self.rejections_known), ids=[p.id for p in neighbours],
                      venue=self.fate(None), area=area, area_fate=self.fate(area) if area else None,
-                     places=places(neighbours, self.place_fate))
+                     places=places(neighbours, self.place_fate),
+                     whole="the whole venue" if len(self.venue_years()) <= 1 else
+                     f"every venue of the index ({len(self.venue_years())} venue-years)")
 
     def fate(self, area: str | None = None):
         """The venue's (None) or an area's fate, tallied once: 19,630 papers take some 20 ms."""

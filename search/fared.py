@@ -161,6 +161,7 @@ class Fared:
     area: str = ""                          # the paper's primary area (or most of the neighbours')
     area_fate: Fate | None = None
     places: list[Place] = field(default_factory=list)   # where the neighbours appear, most first
+    whole: str = "the whole venue"          # what `venue` tallies: an index of many venues is not one venue
 
     @property
     def has_decisions(self) -> bool:
@@ -170,7 +171,7 @@ class Fared:
         rows = [(f"the {self.neighbours.papers} nearest submissions", self.neighbours)]
         if self.area_fate:
             rows.append((f"its area ({self.area})", self.area_fate))
-        return rows + [("the whole venue", self.venue)]
+        return rows + [(self.whole, self.venue)]
 
     def to_dict(self) -> dict:
         return {"neighbours": {**self.neighbours.to_dict(), "ids": self.ids}, "area": self.area,

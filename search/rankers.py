@@ -18,6 +18,9 @@ POOL = 100     # candidates each ranker contributes to the fusion
 SVM_C = 0.01   # arxiv-sanity's setting for "papers like my library"
 
 
+FLOAT32_UP_TO = 200_000  # papers whose vectors the engine keeps in float32 beside an approximate index (300 MB)
+
+
 def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
     """Rows of the n highest finite scores, best first."""
     n = min(n, len(scores))
@@ -78,9 +81,11 @@ class Rankers:
     @cached_property
     def vectors(self) -> np.ndarray:
         # FAISS keeps its own copy; this one serves similar(), fusion and filtered scoring directly.
-        # Beside an approximate index (a corpus too big for exact search) it is kept in float16:
-        # half the memory, cosines within 1e-3.
-        return all_vectors(self.index, np.float32 if self.exact else np.float16)
+        # Beside an approximate index it is float32 up to FLOAT32_UP_TO papers (a filtered query scores every
+        # row in one product: 70,130 papers' float16 rows gathered and converted took 280 ms a query,
+        # benchmarks/results/page_many.md), float16 above: half the memory, cosines within 1e-3.
+        small = self.index.ntotal <= FLOAT32_UP_TO
+        return all_vectors(self.index, np.float32 if self.exact or small else np.float16)
 
     @cached_property
     def lexical(self) -> lexical.Lexical:
@@ -128,6 +133,9 @@ class Rankers:
         if mask is None:
             _, rows = self.index.search(vec, pool)
         elif not self.exact:  # an approximate index misses filtered rows; the allowed ones are scored exactly
+            if self.vectors.dtype == np.float32:  # every row in one product, the others left out after
+                scores = np.where(mask, self.vectors @ vec.ravel(), -np.inf)
+                return top_rows(scores, pool)
             allowed = np.flatnonzero(mask)
             scores = self.vectors[allowed].astype(np.float32) @ vec.ravel()
             return allowed[top_rows(scores, pool)]

@@ -1,5 +1,5 @@
 """Text for the model and for matching: markup cleaned away (LaTeX by latex.py's table, Markdown emphasis),
-and the keys and ids made from it."""
+the keys and ids made from it, and a word's English stem (what BM25 and the topics' labels compare)."""
 from __future__ import annotations
 
 import hashlib
@@ -100,3 +100,16 @@ def from_html(text: str) -> str:
         return " " if name in ("p", "br", "div", "li", "ul", "ol") else ""
 
     return html.unescape(_HTML_TAG.sub(tag, text))
+
+
+@lru_cache(maxsize=1)
+def stemmer():
+    """The English Snowball stemmer (PyStemmer), made once."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def stem_of(word: str) -> str:
+    """A word's Snowball stem, lower-cased: "Caches" -> "cach"."""
+    return stemmer().stemWord(word.lower())

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Paper
-from .parts.lexical import stem_of
+from .text import stem_of
 
 TOPICS = "topics.json"
 METHOD = ("k-means (k = sqrt(n), 4 inits, seed 0) on [MiniLM vector, LSA-100 of TF-IDF over unigrams and "

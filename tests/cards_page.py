@@ -24,8 +24,10 @@ class _Cards(HTMLParser):
             self.field = "title"
         elif "ps-lead" in cls:
             self.field = "lead"
-        elif "ps-small" in cls:
+        elif "ps-small" in cls:  # the authors' line, then the grey lines: one text, a line each
             self.field = "small"
+            if self.cards[-1]["small"]:
+                self.cards[-1]["small"] += "\n"
         elif "ps-body" in cls:
             self.field = "body"
         elif "ps-abstract" in cls:
@@ -47,6 +49,8 @@ class _Cards(HTMLParser):
     def handle_data(self, data):
         if self.button is not None:
             self.button["label"] += data
+            if self.button["action"] == "author" and self.field:  # a name is read in its line too
+                self.cards[-1][self.field] += data
         elif self.field:
             self.cards[-1][self.field] += data
 

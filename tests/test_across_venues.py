@@ -112,6 +112,9 @@ def test_fared_leaves_lists_of_accepted_papers_out_of_its_counts(mixed_index, mi
     assert got["neighbours"]["listed_only"] == len(colm)
     assert got["neighbours"]["counts"]["accepted"] == sum(
         decision_group(by_id[i].decision) == "accepted" for i in ids if by_id[i].conference == "ICLR")
+    # the row beside the neighbours tallies every venue-year of the index: it is not named as one venue
+    said = run_cli("fared", "language models", "--index", str(mixed_index)).stdout
+    assert "the whole venue" not in said and "every venue of the index (4 venue-years):" in said
 
 
 # ---------------------------------------------------------------- statistics per venue and year, institutions
@@ -250,6 +253,25 @@ def test_page_author_view(mixed_app):
     at.query_params["author"] = "Nobody Atall"
     at.run()
     assert any("No author named" in w.value for w in at.warning)
+
+
+def test_an_author_on_a_card_opens_their_page(mixed_app):
+    """Each name on a result card is a button to its author's page; an anonymous card names nobody."""
+    from cards_page import buttons, cards, click
+
+    at = mixed_app
+    at.query_params["q"] = "language models"
+    at.query_params["venue"] = "COLM"
+    at.run()
+    assert not at.exception
+    names = buttons(at, "q", "author")
+    assert names and all(b["label"] == b["id"] for b in names)  # the button reads the name it opens
+    first = cards(at, "q")[0]
+    assert [b["id"] for b in first["buttons"] if b["action"] == "author"][:1], "the first COLM card names its authors"
+    name = names[0]["id"]
+    click(at, "q", "author", name)
+    assert not at.exception
+    assert at.query_params["author"] == [name] and [s.value for s in at.subheader][-1] == name
 
 
 def test_page_map_coloured_by_venue(mixed_app, mixed_engine):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..text import stem_of, stemmer
+
 BM25_DIR = "bm25"
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 
@@ -30,13 +32,6 @@ logging.getLogger("bm25s").setLevel(logging.ERROR)
 
 
 @lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-@lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
     """bm25s's English stop words, read from its module alone: importing the package imports scipy and numba."""
     import importlib.util
@@ -52,16 +47,12 @@ def tokenize(text: str) -> list[str]:
     """Lower-cased, stop words out, Snowball-stemmed: 'KV caches' -> ['kv', 'cach']."""
     stop = _stopwords()
     words = [w for w in _WORD.findall(text.lower()) if w not in stop]
-    return _stemmer().stemWords(words)
+    return stemmer().stemWords(words)
 
 
 def query_terms(text: str, filler: frozenset[str] = FILLER) -> list[str]:
     """The query's stems that can drive BM25: its topic, not its question frame ("how do I ...")."""
     return tokenize(" ".join(w for w in _WORD.findall(text.lower()) if w not in filler))
-
-
-def stem_of(word: str) -> str:
-    return _stemmer().stemWord(word.lower())
 
 
 def marker(terms: set[str]):

@@ -17,7 +17,7 @@ from ..parts.history import moved
 from ..parts.lexical import marker
 from ..parts.reviews import scores_of, texts_of
 from .display import fields_html, to_html
-from .export import author_line, review_line
+from .export import review_line
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class Card:
     rank: int | None = None
     lead: str = ""                # the authors' TL;DR, plain text, under the title
     small: tuple[str, ...] = ()   # grey lines under the title: venue, area, score, keywords
+    authors: tuple[str, ...] = ()  # the names shown, each opening its author's page
+    more_authors: int = 0         # the names past those shown
     body: str = ""
     abstract: str = ""
     abstract_open: bool = False
@@ -49,6 +51,12 @@ def card_html(card: Card) -> str:
     parts = [f'<div class="ps-card" data-pid="{e(card.pid)}"><h5>{e(title)}</h5>']
     if card.lead:
         parts.append(f'<p class="ps-lead">{e(card.lead)}</p>')
+    if card.authors:
+        names = [_button("author", name, name, "ps-author") for name in card.authors]
+        said = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        if card.more_authors:
+            said = ", ".join(names) + f" and {card.more_authors} more"
+        parts.append(f'<p class="ps-small ps-authors">{said}</p>')
     if card.small:
         parts.append('<p class="ps-small">' + "<br>".join(e(s) for s in card.small) + "</p>")
     if card.body:
@@ -127,10 +135,11 @@ def card(engine: Engine, p: Paper, listed: list[str], score: str = "", rank: int
          abstract_open: bool = False) -> Card:
     label = engine.catalog.topic_label(p) if topic else ""
     # the open paper (abstract shown) names every author; a list card the first six
-    small = (*([author_line(p.authors, len(p.authors) if abstract_open else 6)] if p.authors else []),
-             meta_line(p, score, engine.catalog.has_ratings, len(engine.catalog.facts.venue_years) > 1),
+    shown = p.authors if abstract_open else p.authors[:6]
+    small = (meta_line(p, score, engine.catalog.has_ratings, len(engine.catalog.facts.venue_years) > 1),
              *(["Keywords: " + ", ".join(p.keywords)] if p.keywords else []), *more)
-    return Card(pid=p.id, title=p.title, rank=rank, lead=p.tldr, small=small, body=body, abstract=to_html(p.abstract),
+    return Card(pid=p.id, title=p.title, rank=rank, lead=p.tldr, small=small, authors=tuple(shown),
+                more_authors=len(p.authors) - len(shown), body=body, abstract=to_html(p.abstract),
                 abstract_open=abstract_open, topic=(p.topic, label) if label else None, url=p.url,
                 listed=p.id in listed, similar=similar)
 
