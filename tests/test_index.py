@@ -129,7 +129,10 @@ def test_approximate_index_answers_like_exact(tmp_path, model, fingerprint, spec
     approx = Engine(load_index(out), model, fingerprint)
     m = approx.manifest
     assert m.index.factory == spec.split(":")[0] and m.index.search_params == spec.split(":")[1]
-    assert not approx.rankers.exact and approx.vectors.dtype.name == "float16"
+    # beside an approximate index the engine's copy is float32 up to FLOAT32_UP_TO papers, float16 above
+    from search.rankers import FLOAT32_UP_TO
+    assert not approx.rankers.exact and approx.vectors.dtype.name == (
+        "float32" if approx.manifest.count <= FLOAT32_UP_TO else "float16")
     # every list probed / a wide beam: the same top 10 as exact search of the same papers
     flat = tmp_path / "flat"
     build_index([SEEDS], flat, model=model, cache_dir=embedding_cache, explore=False)
@@ -141,7 +144,13 @@ def test_approximate_index_answers_like_exact(tmp_path, model, fingerprint, spec
                    [h.paper.id for h in reference.search(q, 10, mode).hits]
 
 
-def test_approximate_index_filters_exactly(tmp_path, model, fingerprint, iclr_subset, embedding_cache):
+@pytest.mark.parametrize("float32_up_to", [200_000, 0])
+def test_approximate_index_filters_exactly(tmp_path, model, fingerprint, iclr_subset, embedding_cache, monkeypatch,
+                                           float32_up_to):
+    """Filtered rows are scored exactly: every row in one float32 product, or (float16 copy) the allowed ones."""
+    from search import rankers
+
+    monkeypatch.setattr(rankers, "FLOAT32_UP_TO", float32_up_to)
     out = tmp_path / "index"
     build_index([SEEDS, iclr_subset], out, model=model, cache_dir=embedding_cache, explore=False,
                 index_spec="IVF16,SQ8:nprobe=1")
