@@ -296,7 +296,9 @@ def test_the_venue_opens_on_accepted_papers_and_one_click_searches_them_all(venu
     page.goto(f"{venue_server}/?q=language+models")
     page.get_by_role("button", name="Search every submission").wait_for(timeout=60_000)
     settled(page)
-    smalls = page.locator(".ps-small").all_inner_texts()
+    # the cards are drawn by a component after the script's run ends: wait for them, not only for the run
+    page.locator(".ps-card .ps-small").first.wait_for(timeout=30_000)
+    smalls = page.locator(".ps-small:not(.ps-authors)").all_inner_texts()
     assert smalls and all(any(d in s for d in ("Oral", "Poster", "Spotlight")) for s in smalls)
     page.get_by_role("button", name="Search every submission").click()
     page.wait_for_function("() => location.search.includes('decision=all')", timeout=30_000)
