@@ -12,9 +12,9 @@ from urllib.parse import quote
 import streamlit as st
 
 from search import background
-from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, SORT_POOL, Engine, IndexLoadError,
+from search.engine import (DEFAULT_MODE, EXAMPLE_QUERIES, MAX_QUERY_CHARS, MODES, Engine, IndexLoadError,
                            Result, UnknownPaper, load_query_model, open_engine)
-from search.filters import FILTERS, Filters, address_key, fold, sort_choices, sort_named
+from search.filters import FILTERS, Filters, address_key, fold, sort_named
 from search.progress import meaning_note, part_note, searchable_now, status_text, still_coming, with_build_notes
 from search.render import (COLOUR_WORDS, FORMATS, Card, box_figure, card, cards_html, decision_figure, export,
                            fared_figure, fields_html, histogram_figure, map_colours, map_figure, plain_markdown,
@@ -32,9 +32,6 @@ K_CHOICES = [5, 10, 20, 50]
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)",
              "reviews": "what the reviews say (their words)"}
 BY_WORDS_RANKING = "keyword (by words, until the abstracts are embedded)"  # a list's words, never a mode
-DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
-                   "withdrawn": "withdrawn", "undecided": "no decision yet", "oral": "orals", "spotlight": "spotlights",
-                   "poster": "posters", "active": "every submission not withdrawn"}
 FARED_K = 50  # neighbours of the "how papers like this fared" and "where work like this appears" panels
 
 # the map and the statistics want the whole width; reading a list of cards is easier in a column
@@ -245,8 +242,10 @@ def toggle_list(pid: str, ids: list[str]) -> None:
 
 def set_param(key: str, widget_key: str) -> None:
     value = st.session_state[widget_key]
-    if value is None or value == "":
+    if value is None or value == "" or value is False:  # an unticked box is no filter: nothing in the address
         st.query_params.pop(key, None)
+    elif value is True:
+        st.query_params[key] = "1"
     elif isinstance(value, list):
         st.query_params[key] = value
     else:
@@ -976,12 +975,6 @@ def page_modes(engine: Engine) -> tuple[str, ...]:
     return (*MODES, "reviews") if engine.reviews and (engine.reviews.searchable or coming) else MODES
 
 
-def present_decisions(catalog) -> set[str]:
-    from search.filters import DECISION_GROUPS
-
-    return {g for g, ds in DECISION_GROUPS.items() if set(ds) & set(catalog.decisions)}
-
-
 def synced(key: str, value) -> None:
     """A widget keeps its own state across reruns, but the address is the truth: a button that moves to
     another address ("Search every submission") or the browser's Back left the sidebar saying what the list
@@ -991,91 +984,58 @@ def synced(key: str, value) -> None:
         st.session_state[key] = value
 
 
-def decision_label(choice: str) -> str:
-    return " + ".join(DECISION_LABELS.get(c, c) for c in choice.split(","))
-
-
-def declared_widgets(catalog, filters: Filters) -> None:
-    """The widget of each filter that declares one (filters.Widget), where the index has what it needs: a venue
-    filter on an index of one venue and year, or an author filter on anonymous records, is not drawn."""
-    for f in FILTERS:
-        w, value, wkey = f.widget, getattr(filters, f.field), f"{f.key}_w"
-        if w is None or not f.shown(catalog.facts):
-            continue
+def filter_widget(f, w, value, facts) -> None:
+    """One filter's widget as its declaration says (filters.Widget), its state set from the address first."""
+    wkey = f"{f.key}_w"
+    if w.kind in ("choices", "choice"):
+        options = f.options(value, facts)
+        if len(options) < 2 and not (w.kind == "choices" and value):
+            return
         if w.kind == "choices":
-            offers = f.offers(catalog.facts)
-            if len(offers) < 2 and not value:
-                continue
             synced(wkey, list(value))
-            st.multiselect(w.label, list(dict.fromkeys([*offers, *value])), key=wkey, on_change=set_param,
-                           args=(f.key, wkey), help=w.help)
-        else:
-            synced(wkey, (value or ("",))[0])
-            st.text_input(w.label, key=wkey, on_change=set_param, args=(f.key, wkey), placeholder=w.placeholder,
-                          help=w.help)
+            st.multiselect(w.label, options, key=wkey, on_change=set_param, args=(f.key, wkey), help=w.help or None,
+                           format_func=f.label)
+        else:  # one choice, which may join several of the address's values ("accepted,withdrawn")
+            synced(wkey, (",".join(value) if isinstance(value, tuple) else value) or options[0])
+            st.selectbox(w.label, options, key=wkey, on_change=set_param, args=(f.key, wkey), help=w.help or None,
+                         format_func=f.label)
+    elif w.kind == "text":
+        synced(wkey, (value or ("",))[0])
+        st.text_input(w.label, key=wkey, on_change=set_param, args=(f.key, wkey), placeholder=w.placeholder,
+                      help=w.help or None)
+    elif w.kind == "number":
+        synced(wkey, value)
+        st.number_input(w.label, min_value=0.0, max_value=10.0, step=w.step, value=None, key=wkey,
+                        on_change=set_param, args=(f.key, wkey), placeholder=w.placeholder, help=w.help or None)
+    elif w.kind == "numbers":
+        given = dict(value)
+        for name in f.options(value, facts):
+            key, nkey = f"{f.key}{name}", f"{f.key}{name}_w"
+            synced(nkey, given.get(name))
+            st.number_input(w.label.format(name=name), min_value=0.0, max_value=10.0, step=w.step, value=None,
+                            key=nkey, on_change=set_param, args=(key, nkey), placeholder=w.placeholder,
+                            help=w.help.format(name=name) or None)
+    elif w.kind == "flag":
+        synced(wkey, bool(value))
+        st.checkbox(w.label, key=wkey, on_change=set_param, args=(f.key, wkey), help=w.help or None)
+    else:
+        raise ValueError(f"{f.key}: no widget of kind {w.kind!r}")
 
 
 def sidebar(engine: Engine, k: int, mode: str, filters: Filters) -> None:
-    from search.filters import default_decisions
-
     catalog = engine.catalog
     with st.sidebar:
         modes = page_modes(engine)
         synced("mode_w", mode)
         st.radio("Ranking", modes, key="mode_w", on_change=set_param,
                  args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
-        if catalog.has_decisions:
-            default = default_decisions(catalog.decisions)[0]
-            current = ",".join(filters.decisions) or default
-            present = present_decisions(catalog)
-            choices = list(dict.fromkeys([default, "all", *(d for d in ("accepted", "active", "rejected", "withdrawn",
-                                                                         "undecided", "oral", "spotlight", "poster")
-                                                             if d in present), current]))
-            synced("decision_w", current)
-            st.selectbox("Submissions", choices, key="decision_w",
-                         on_change=set_param, args=("decision", "decision_w"), format_func=decision_label,
-                         help="Which submissions to search: the accepted papers by default once decisions are "
-                              "out (every submission not withdrawn before), or every submission (related work "
-                              "often sits among the rejected)")
-        if catalog.areas:
-            synced("area_w", list(filters.areas))
-            st.multiselect("Primary area", catalog.areas, key="area_w", on_change=set_param, args=("area", "area_w"))
-        declared_widgets(catalog, filters)
+        for f in FILTERS:  # each filter's widget, where the index has what it needs (filters.FILTERS)
+            if (w := f.widget_for(catalog.facts)) is not None:
+                filter_widget(f, w, getattr(filters, f.field), catalog.facts)
         if not catalog.has_authors and catalog.has_decisions:
             st.caption("No author filter: these records name no authors (OpenReview keeps a venue's authors "
                        "hidden until it makes them public, for accepted papers after the decisions).")
-        sorts = {s.name: s.label for s in sort_choices(catalog.sub_scores, catalog.facts)}
-        if len(sorts) > 1:
-            synced("sort_w", filters.sort)
-            st.selectbox("Sort by", list(sorts), key="sort_w", on_change=set_param,
-                         args=("sort", "sort_w"), format_func=sorts.get,
-                         help=f"A sort keeps, of the {SORT_POOL} papers most relevant to a query, those close to "
-                              "the best match, and re-orders them (a topic or reading list: all of it); it "
-                              "never fetches other papers.")
-        if catalog.has_ratings:
-            synced("min_rating_w", filters.min_rating)
-            st.number_input("Minimum rating", min_value=0.0, max_value=10.0, step=0.5, value=None,
-                            key="min_rating_w", on_change=set_param, args=("min_rating", "min_rating_w"),
-                            placeholder="any", help="only reviewed papers whose mean rating is at least this")
-            given = dict(filters.min_scores)
-            for name in catalog.sub_scores:
-                synced(f"min_{name}_w", given.get(name))
-                st.number_input(f"Minimum {name}", min_value=0.0, max_value=10.0, step=0.5, value=None,
-                                key=f"min_{name}_w", on_change=set_param, args=(f"min_{name}", f"min_{name}_w"),
-                                placeholder="any", help=f"only papers whose reviews' mean {name} is at least this")
-        if m := engine.manifest.history:
-            from search.filters import CHANGES, NEED_TWO_FETCHES
-
-            offered = [c for c in CHANGES if m.fetches > 1 or c not in NEED_TWO_FETCHES]
-            synced("changed_w", [c for c in filters.changed if c in offered])
-            st.multiselect("Changed since the previous fetch" if m.fetches > 1 else "Changed since first posted",
-                           offered, key="changed_w", on_change=set_param, args=("changed", "changed_w"),
-                           format_func=CHANGES.get, help="papers that changed in any of these ways")
-            synced("moved_w", filters.min_move)
-            st.number_input("Rating moved by at least", min_value=0.0, max_value=10.0, step=0.25, value=None,
-                            key="moved_w", on_change=set_param, args=("moved", "moved_w"), placeholder="any",
-                            help="up or down, since " + (m.baseline[:10] if m.fetches > 1 else
-                                                         "the reviews were first posted"))
+        if engine.manifest.history:
             saved_sidebar(engine)
         synced("k_w", k)
         st.selectbox("Results", K_CHOICES, key="k_w", on_change=set_param, args=("k", "k_w"))

@@ -8,8 +8,8 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from .corpus import FIELDS, RECORD_ONLY, Paper
-from .filters import (DECISION_GROUPS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named, sub_score_sort,
-                      venue_facts, venue_parts, venue_words)
+from .filters import (DECISION_GROUPS, FILTERS, NO_FILTERS, SORTS, Filters, IndexFacts, fold, sort_named,
+                      sub_score_sort, venue_facts, venue_parts, venue_words)
 from .parts.history import move
 from .text import strip_control
 from .topics import Topic
@@ -57,9 +57,11 @@ class Catalog:
     `fetches`: how many fetches the index's history holds (the filters on changes need two)."""
 
     def __init__(self, papers: list[Paper], topics: Iterable[Topic] = (), map_points: Iterable[dict] = (),
-                 fetches: int = 0, explored: Callable[[], tuple[Iterable[Topic], Iterable[dict]]] | None = None):
+                 fetches: int = 0, explored: Callable[[], tuple[Iterable[Topic], Iterable[dict]]] | None = None,
+                 baseline: str = ""):
         """`explored`: the topics and map points read when first asked for, instead of `topics` and `map_points`
-        (a search that shows no topic label reads neither file)."""
+        (a search that shows no topic label reads neither file); `baseline`: what the history measures a rating's
+        move from."""
         self.papers = papers
         self.areas = sorted({p.primary_area for p in papers if p.primary_area})
         self.venues = sorted({p.venue for p in papers if p.venue})
@@ -93,7 +95,9 @@ class Catalog:
             "year": lambda: np.array([np.nan if y is None else y for _, y, _ in parts()], float),
             "venue_words": lambda: [venue_words(p, part) for p, part in zip(papers, parts())],
             "affiliations": lambda: ["\n".join(fold(a) for a in p.affiliations if a) for p in papers],
-            "citations": lambda: np.array([np.nan if p.citations is None else p.citations for p in papers], float)})
+            "citations": lambda: np.array([np.nan if p.citations is None else p.citations for p in papers], float),
+            # a filter's own columns (Filter.columns): a new filter brings its column with its declaration
+            **{name: (lambda make=make: make(papers)) for f in FILTERS for name, make in f.columns().items()}})
         self._fields: dict[str, list] = {}
         self._masks: dict[Filters, np.ndarray | None] = {}
         self.fetches = fetches
@@ -103,7 +107,10 @@ class Catalog:
         self.facts = IndexFacts(frozenset(self.areas), frozenset(self.venues), frozenset(self.decisions), names,
                                 self.has_authors, self.has_ratings, fetches,
                                 has_affiliations=any(a for p in papers for a in p.affiliations),
-                                has_citations=any(p.citations is not None for p in papers), **venue_facts(labels))
+                                has_citations=any(p.citations is not None for p in papers), baseline=baseline,
+                                declared=frozenset(name for f in FILTERS for name, has in f.declared_facts().items()
+                                                   if has(papers)),
+                                **venue_facts(labels))
         self._explored = explored
         if explored is None:
             self._explore(topics, map_points)

@@ -498,7 +498,7 @@ def parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
         for f in FILTERS:  # each filter's flag, declared with it (filters.FILTERS)
-            p.add_argument(f"--{f.flag}", action="append", default=[], dest=f.field, metavar=f.metavar, help=f.help)
+            f.add_flag(p)
         p.add_argument("--index", type=Path, default=None,
                        help="index directory (default: $SEARCH_INDEX, else index/)")
         p.add_argument("--json", action="store_true", help="one JSON object per line")

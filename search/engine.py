@@ -16,7 +16,7 @@ from . import notices as say
 from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
 from .fared import Fared, place_of, places, rejections_known, tally
-from .filters import NO_FILTERS, SORTS, Filters, decision_group, sort_named, spread
+from .filters import NO_FILTERS, SORT_POOL, SORTS, Filters, decision_group, sort_named, spread
 from .corpus import Paper
 from .encoding.embed import as_encoder, load_model
 from .parts.evidence import Evidence, shared_keywords
@@ -55,7 +55,6 @@ UPLOAD_WORDS = 3
 # (Engine._by_words): the build's first group of vectors published (2,000 of 19,630) is above it, the seeds' 66
 # vectors cached beside a venue still to embed are below it.
 HYBRID_SHARE = 0.05
-SORT_POOL = 30            # a sorted list re-orders this many of the most relevant papers (or k if more)
 # ... and keeps of them those whose score is at least a share of the best one's: the 30 most relevant
 # papers of a broad query are not all relevant, and a sort by rating would lift the off-topic ones.
 # Shares chosen on the development questions and keyword queries together, for the most relevant papers
@@ -243,7 +242,8 @@ class Engine:
         # dropped engine alive past reference counting, and the page freezes engines out of the collector
         parts = self.parts = Parts(data)   # each later part as it loads (build.Part.load); None where absent
         fetches = m.history.fetches if m.history else 0
-        self.catalog = Catalog(data.papers, fetches=fetches, explored=lambda: _explored(data, parts))
+        self.catalog = Catalog(data.papers, fetches=fetches, explored=lambda: _explored(data, parts),
+                               baseline=m.history.baseline if m.history else "")
         self.rankers = Rankers(data.vectors, m.index.exact, lambda: _bm25(data), parts, self.catalog.derived,
                                data.unembedded)
         self.queries = QueryCache(encoder, lambda: ml.encoder if (ml := parts["multilingual"]) else None,

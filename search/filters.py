@@ -1,20 +1,21 @@
 """What narrows and orders a list of papers: one typed object, and one declaration per filter and per sort.
 
-`Filters` holds the values. Each filter of FILTERS declares how its value is read from a page's address
-(the CLI's flags are read as address keys), checked (`Filters.__post_init__`: what a value may be),
-fitted to an index (`Filters.known`: what the index can apply, the rest named), applied to the index's
-columns (`Catalog.mask`) and written back (`Filters.to_address`). Each sort of SORT_LIST declares its key,
-its label on the page and its words under a list. A new filter is a declaration here and a field of
-`Filters` (the page adds its widget); a new sort is a line of SORT_LIST.
+Each filter of FILTERS declares all that concerns it: its `Filters` field (name, type and default: `Filters` is
+made from the declarations), how its value is read from a page's address and from its CLI flag (a boolean's
+flag is bare), checked (`Filters.__post_init__`: what a value may be), fitted to an index (`Filters.known`:
+what the index can apply, the rest named), the catalogue columns it reads and the index facts it needs (only
+those hide it), how it is applied (`Catalog.mask`) and written back (`Filters.to_address`), its help and its
+widget on the page (`Widget`, data: search/ draws nothing). Each sort of SORT_LIST declares its key, its label
+on the page, its words under a list and the facts it needs. A new filter or sort is one declaration here;
+docs/architecture.md says what else, if anything, changes.
 """
 from __future__ import annotations
 
 import difflib
 import re
 import unicodedata
-from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -30,6 +31,10 @@ DECISION_GROUPS = {"accepted": ("Oral", "Spotlight", "Poster", "Accepted"), "rej
 # every submission still in the running or decided: all but the withdrawn
 DECISION_GROUPS["active"] = DECISION_GROUPS["accepted"] + DECISION_GROUPS["rejected"] + DECISION_GROUPS["undecided"]
 DECISION_CHOICES = (*DECISION_GROUPS, "all")
+DECISION_LABELS = {"accepted": "accepted papers", "all": "every submission", "rejected": "rejected",
+                   "withdrawn": "withdrawn", "undecided": "no decision yet", "oral": "orals", "spotlight": "spotlights",
+                   "poster": "posters", "active": "every submission not withdrawn"}
+SORT_POOL = 30   # a sorted list re-orders this many of the most relevant papers (or k if more)
 # No acceptance rate from fewer decided papers: a fetch made while decisions were coming out had areas with
 # 1 to 4 decided of hundreds, whose "100%" said nothing of the area.
 MIN_DECIDED = 20
@@ -216,6 +221,11 @@ class IndexFacts:
     venue_words: frozenset = frozenset()
     has_affiliations: bool = False
     has_citations: bool = False
+    baseline: str = ""        # what a rating's move is measured from (the history's), "" without a history
+    declared: frozenset = frozenset()   # the facts that filters declare (Filter.facts) which these papers have
+
+    def has(self, name: str) -> bool:
+        return name in self.declared or bool(getattr(self, name, False))
 
     @property
     def years(self) -> list[int]:
@@ -244,40 +254,70 @@ def _score(raw, what: str) -> float:
 
 @dataclass(frozen=True)
 class Widget:
-    """A filter's widget in the page's sidebar, as data (search/ draws nothing): "choices", a multiselect of what
-    the index offers (Filter.offers); "text", a box for part of a name (the first value)."""
+    """A filter's widget in the page's sidebar, as data (search/ draws nothing). Its kind: "choices", several of
+    what the index offers (Filter.options); "choice", one of them; "text", a box for part of a name (the first
+    value); "number", a number from 0 to 10 or none; "numbers", one such number per name the index offers
+    (sub-scores); "flag", a checkbox. A choice of fewer than two options is not drawn."""
     kind: str
     label: str
     help: str = ""
     placeholder: str = ""
+    step: float = 0.5     # a number's step
 
 
 class Filter:
-    """One way of narrowing (or ordering) a list: the Filters field it fills, its address key, and its CLI
-    flag (--key, repeatable; its values read as the address's). The defaults fit a tuple of texts; each kind
-    below changes what differs."""
+    """One way of narrowing (or ordering) a list: the Filters field it fills (`field`, of type `annotation` with
+    `default`), its address key, and its CLI flag (--key, repeatable; its values read as the address's). The
+    defaults fit a tuple of texts; each kind below changes what differs."""
     field: str
     key: str
     help: str = ""
     metavar: str | None = None
-    widget: Widget | None = None   # how the page's sidebar asks for it (None: the page draws it itself)
+    widget: Widget | None = None   # how the page's sidebar asks for it (None: not on the page)
     needs: tuple[str, ...] = ()    # the IndexFacts it needs: where one is false the page hides it
+    annotation = "tuple[str, ...]"
+    default: object = ()
 
     def shown(self, facts: IndexFacts) -> bool:
         """Whether the index has what this filter needs (the sidebar draws its widget only then)."""
-        return all(getattr(facts, n) for n in self.needs)
+        return all(facts.has(n) for n in self.needs)
 
     @property
     def flag(self) -> str:
         return self.key.replace("_", "-")
 
-    def from_flag(self, values: list[str]) -> dict[str, list[str]]:
+    def add_flag(self, parser) -> None:
+        """Its flag on an argparse parser: repeatable, each value read as the address's."""
+        parser.add_argument(f"--{self.flag}", action="append", default=[], dest=self.field, metavar=self.metavar,
+                            help=self.help)
+
+    def from_flag(self, values) -> dict[str, list[str]]:
         """A flag's values as address keys and values (what `read` takes)."""
         return {self.key: list(values)} if values else {}
 
     def offers(self, facts: IndexFacts) -> list[str]:
         """What an index offers this filter (named where the CLI refuses a value); [] for free values."""
         return []
+
+    def options(self, value, facts: IndexFacts) -> list[str]:
+        """The choices its widget lists: what the index offers, then any asked for that it does not."""
+        return list(dict.fromkeys([*self.offers(facts), *value]))
+
+    def label(self, choice: str) -> str:
+        """A choice in words, as its widget lists it."""
+        return choice
+
+    def widget_for(self, facts: IndexFacts) -> Widget | None:
+        """Its widget on this index (None where it lacks what the filter needs)."""
+        return self.widget if self.shown(facts) else None
+
+    def columns(self) -> dict[str, Callable[[list[Paper]], object]]:
+        """The catalogue columns it reads that no other filter makes: name -> maker from the papers."""
+        return {}
+
+    def declared_facts(self) -> dict[str, Callable[[list[Paper]], bool]]:
+        """The index facts it needs that IndexFacts does not declare: name -> whether the papers have it."""
+        return {}
 
     def read(self, params: Mapping[str, list[str]]) -> tuple[object, list[str]]:
         """Its value in a page's address (each key's values), and what did not parse, in words."""
@@ -309,6 +349,7 @@ class Facet(Filter):
     key: str
     facet: str   # the IndexFacts set of its values and the Catalog column of each paper's
     help: str = ""
+    widget: Widget | None = None
 
     def offers(self, facts):
         return sorted(getattr(facts, self.facet))
@@ -592,6 +633,22 @@ class Decisions(Choices):
     metavar: str = "D"
     choices: tuple = DECISION_CHOICES
     noun: str = "decision"
+    widget: Widget | None = Widget(
+        "choice", "Submissions", "Which submissions to search: the accepted papers by default once decisions are "
+        "out (every submission not withdrawn before), or every submission (related work often sits among the "
+        "rejected)")
+    needs: tuple[str, ...] = ("decisions",)
+    listed: tuple = ("accepted", "active", "rejected", "withdrawn", "undecided", "oral", "spotlight", "poster")
+
+    def options(self, value, facts):
+        """The index's default first, then every submission, then each group some paper is in; one choice
+        (which may join several groups, as the address can) at a time."""
+        default = (default_decisions(facts.decisions) or ("all",))[0]
+        present = [g for g in self.listed if set(DECISION_GROUPS[g]) & set(facts.decisions)]
+        return list(dict.fromkeys([default, "all", *present, ",".join(value) or default]))
+
+    def label(self, choice):
+        return " + ".join(DECISION_LABELS.get(c, c) for c in choice.split(","))
 
     def fit(self, value, facts):
         default = default_decisions(facts.decisions)
@@ -611,6 +668,11 @@ class Decisions(Choices):
 class Minimum(Filter):
     """A number from 0 to 10 that a paper's value must reach; `noun` names it in messages."""
     noun: str = ""
+    annotation = "float | None"
+    default: object = None
+
+    def options(self, value, facts):
+        return []
 
     def read(self, params):
         raw = _last(params, self.key)
@@ -641,6 +703,9 @@ class MinRating(Minimum):
     help: str = "only papers whose reviews' mean rating is at least X"
     metavar: str = "X"
     noun: str = "rating"
+    widget: Widget | None = Widget("number", "Minimum rating", "only reviewed papers whose mean rating is at least "
+                                   "this", "any")
+    needs: tuple[str, ...] = ("has_ratings",)
 
     def fit(self, value, facts):
         if value is not None and not facts.has_ratings:  # every paper would fail it: "no paper matches" misled
@@ -658,10 +723,17 @@ class MinScores(Filter):
     key: str = "min_"   # a prefix: one key per sub-score
     help: str = "only papers whose reviews' mean sub-score is at least X, e.g. soundness=3 (repeatable)"
     metavar: str = "NAME=X"
+    annotation = "tuple[tuple[str, float], ...]"
+    widget: Widget | None = Widget("numbers", "Minimum {name}", "only papers whose reviews' mean {name} is at least "
+                                   "this", "any")
+    needs: tuple[str, ...] = ("sub_scores",)
 
     @property
     def flag(self) -> str:
         return "min-score"
+
+    def options(self, value, facts):
+        return list(facts.sub_scores)
 
     def from_flag(self, values):
         out = {}
@@ -707,17 +779,30 @@ class MinScores(Filter):
         return {f"{self.key}{n}": [f"{v:g}"] for n, v in value}
 
 
+_SORT_HELP = (f"{SORT_LIST[0].name} (default); "
+              + "; ".join(f"{s.name}: {s.words}" for s in SORT_LIST[1:])
+              + f"; or a sub-score of the reviews (soundness, presentation, ...), best first. Each keeps, of the "
+                f"{SORT_POOL} most relevant papers, those close to the best match, and re-orders them")
+
+
 @dataclass(frozen=True)
 class SortOrder(Filter):
     """The order of the list: a SORT_LIST name or a sub-score of the reviews; it leaves no paper out."""
     field: str = "sort"
     key: str = "sort"
-    help: str = ("relevance (default); rating (mean review rating, best first), oral (orals first, then rating), "
-                 "controversy (spread of the ratings), reviews (most reviewed), improved or dropped (the rating's move "
-                 "since the previous fetch), cited (most cited first, by a venue list's citation counts) or a "
-                 "sub-score of the reviews "
-                 "(soundness, presentation, ...): each keeps, of the 30 most relevant papers, those close to the "
-                 "best match, and re-orders them")
+    help: str = _SORT_HELP
+    metavar: str = "SORT"
+    widget: Widget | None = Widget(
+        "choice", "Sort by", f"A sort keeps, of the {SORT_POOL} papers most relevant to a query, those close to the "
+        "best match, and re-orders them (a topic or reading list: all of it); it never fetches other papers.")
+    annotation = "str"
+    default: object = "relevance"
+
+    def options(self, value, facts):
+        return [s.name for s in sort_choices(facts.sub_scores, facts)]
+
+    def label(self, choice):
+        return sort_named(choice, [choice]).label
 
     def read(self, params):
         sort = _last(params, self.key) or "relevance"
@@ -757,11 +842,28 @@ class Changed(Choices):
     """Papers that changed since the previous fetch in any of the given ways (CHANGES)."""
     field: str = "changed"
     key: str = "changed"
-    help: str = ("only papers that changed since the previous fetch: new, moved (rating), up, down, decision, "
-                 "withdrawn or reviews (new reviews); repeatable or comma-separated, any of them")
+    help: str = ("only papers that changed since the previous fetch: "
+                 + ", ".join(f"{c} ({w})" for c, w in CHANGES.items()) + "; repeatable or comma-separated, any of them")
     metavar: str = "WHAT"
     choices: tuple = tuple(CHANGES)
     noun: str = "change"
+    widget: Widget | None = Widget("choices", "Changed since the previous fetch", "papers that changed in any of "
+                                   "these ways")
+    needs: tuple[str, ...] = ("fetches",)
+
+    def offers(self, facts):
+        return [c for c in CHANGES if facts.fetches > 1 or c not in NEED_TWO_FETCHES]
+
+    def options(self, value, facts):
+        return self.offers(facts)
+
+    def label(self, choice):
+        return CHANGES.get(choice, choice)
+
+    def widget_for(self, facts):
+        if not self.shown(facts):
+            return None
+        return self.widget if facts.fetches > 1 else replace(self.widget, label="Changed since first posted")
 
     def fit(self, value, facts):
         if facts.fetches >= 2:
@@ -793,6 +895,15 @@ class MinMove(Minimum):
     help: str = "only papers whose mean rating moved, up or down, by at least X since the previous fetch"
     metavar: str = "X"
     noun: str = "move"
+    widget: Widget | None = Widget("number", "Rating moved by at least", "up or down, since {baseline}", "any",
+                                   step=0.25)
+    needs: tuple[str, ...] = ("fetches",)
+
+    def widget_for(self, facts):
+        if not self.shown(facts):
+            return None
+        since = facts.baseline[:10] if facts.fetches > 1 else "the reviews were first posted"
+        return replace(self.widget, help=self.widget.help.format(baseline=since))
 
     def fit(self, value, facts):
         if value is not None and (facts.fetches == 0 or not facts.has_ratings):
@@ -804,26 +915,62 @@ class MinMove(Minimum):
         return None if value is None else np.abs(catalog.columns["move"]) >= float(value) - EPSILON
 
 
-# In the order the page names what it ignored or could not apply.
+@dataclass(frozen=True)
+class Flag(Filter):
+    """Papers for which `test` holds, asked for by a bare flag (--key) and `key=1` in the address; nothing
+    written where it is off."""
+    field: str
+    key: str
+    test: Callable[[Paper], bool]
+    help: str = ""
+    widget: Widget | None = None
+    needs: tuple[str, ...] = ()
+    annotation = "bool"
+    default: object = False
+
+    def add_flag(self, parser):
+        parser.add_argument(f"--{self.flag}", action="store_true", dest=self.field, help=self.help)
+
+    def from_flag(self, values):
+        return {self.key: ["1"]} if values else {}
+
+    def read(self, params):
+        if self.key not in params:
+            return False, []
+        raw = _last(params, self.key).lower()
+        if raw in ("", "1", "true", "yes", "on"):
+            return True, []
+        if raw in ("0", "false", "no", "off"):
+            return False, []
+        return False, [f"{self.key}={raw[:40]} (use {self.key}=1, or leave it out)"]
+
+    def check(self, value):
+        return bool(value)
+
+    def options(self, value, facts):
+        return []
+
+    def columns(self):
+        test = self.test
+        return {self.field: lambda papers: np.fromiter((bool(test(p)) for p in papers), bool, len(papers))}
+
+    def mask(self, value, catalog):
+        return catalog.columns[self.field] if value else None
+
+    def write(self, value):
+        return {self.key: ["1"]} if value else {}
+
+
+# In the order the page's sidebar draws them, and names what it ignored or could not apply.
 FILTERS: tuple[Filter, ...] = (
-    Facet("areas", "area", "areas", "only this primary area (repeatable)"),
-    Venues(), Years(), Authors(), Affiliations(), Decisions(), MinRating(), MinScores(), Changed(), MinMove(),
-    SortOrder())
+    Decisions(),
+    Facet("areas", "area", "areas", "only this primary area (repeatable)", widget=Widget("choices", "Primary area")),
+    Venues(), Years(), Authors(), Affiliations(), SortOrder(), MinRating(), MinScores(), Changed(), MinMove())
 
 
 @dataclass(frozen=True, kw_only=True)
-class Filters:
-    areas: tuple[str, ...] = ()       # primary areas, any of them
-    venues: tuple[str, ...] = ()      # "COLM", "COLM 2024", "ICLR 2026 Oral", any of them (Venues)
-    years: tuple[str, ...] = ()       # "2024", "2017-2019", any of them
-    authors: tuple[str, ...] = ()     # parts of names, any of them (case and accents ignored)
-    affiliations: tuple[str, ...] = ()  # parts of institutions' names, any of them (folded as names)
-    min_rating: float | None = None   # reviewed papers whose mean rating is at least this
-    sort: str = "relevance"           # one of SORTS, or a sub-score's name
-    decisions: tuple[str, ...] = ()   # DECISION_CHOICES; () is the index's default (`known` sets it)
-    min_scores: tuple[tuple[str, float], ...] = ()   # ("soundness", 3.0): reviewed papers whose mean is at least
-    changed: tuple[str, ...] = ()     # CHANGES since the previous fetch, any of them
-    min_move: float | None = None     # papers whose mean rating moved by at least this since the previous fetch
+class FilterSet:
+    """What every `Filters` does with its values; its fields are the filters' (FILTERS)."""
     unknown: tuple[str, ...] = field(default=(), compare=False)  # what `known` dropped, in words
 
     def __post_init__(self) -> None:
@@ -874,6 +1021,18 @@ class Filters:
         """The rows of a catalogue these filters allow (its `columns`), or None when nothing is filtered."""
         masks = [m for f in FILTERS if (m := f.mask(getattr(self, f.field), catalog)) is not None]
         return np.logical_and.reduce(masks) if masks else None
+
+
+def filters_class(filters: tuple[Filter, ...]) -> type:
+    """The values of these filters as one frozen, hashable object: a field per filter, of its declared type and
+    default (Filters(sort="rating", venues=("COLM",)))."""
+    cls = make_dataclass("Filters", [(f.field, f.annotation, field(default=f.default)) for f in filters],
+                         bases=(FilterSet,), frozen=True, kw_only=True)
+    cls.__module__, cls.__doc__ = __name__, "The filters and sort of a list: " + ", ".join(f.field for f in filters)
+    return cls
+
+
+Filters = filters_class(FILTERS)
 
 
 def address_key(key: str) -> bool:

@@ -253,3 +253,23 @@ def test_the_page_reaches_the_library_through_eight_modules_at_most():
     # the count is of what the page names: a module reached through another is not imported here
     assert library_imports("from search import background\nfrom search.render.cards import card\nimport search.x") \
         == {"search.background", "search.render.cards", "search.x"}
+
+
+def test_the_docs_lists_of_filters_and_sorts_are_drawn_from_the_declarations():
+    from search.filters import FILTERS, SORT_LIST
+    from search.reference import refreshed, stale
+
+    assert stale() == []   # `python -m search.reference --write` after a filter or sort changes
+    usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    assert all(f"`--{f.flag}" in usage for f in FILTERS) and all(f"`{s.name}`" in usage for s in SORT_LIST)
+    # a declaration the text lacks is caught: the block is drawn afresh, so an edited one differs
+    edited = usage.replace("`cited`, most cited first", "`cited`, most cited")
+    assert edited != usage and refreshed(edited) == usage
+
+
+def test_no_filter_or_sort_is_listed_by_hand_in_the_cli_help():
+    from conftest import run_cli
+    from search.filters import SORT_LIST
+
+    helped = " ".join(run_cli("query", "--help").stdout.split())
+    assert all(f"{s.name}: {s.words}" in helped for s in SORT_LIST[1:])   # --sort's help names every sort

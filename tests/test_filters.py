@@ -25,9 +25,9 @@ def test_the_address_gives_filters_and_names_what_it_ignored():
     assert f == Filters(areas=("optimization", "robotics"), authors=("Müller",), decisions=("all",),
                         min_scores=(("presentation", 2.5),))
     assert ignored == ["decision=maybe (use accepted, rejected, withdrawn, undecided, oral, spotlight, poster, active, all)",
+                       f"sort=Stars! (use {', '.join(SORTS)} or a sub-score)",
                        "min_rating=eleven (use a rating from 0 to 10)",
-                       "min_soundness=many (use a score from 0 to 10)",
-                       f"sort=Stars! (use {', '.join(SORTS)} or a sub-score)"]
+                       "min_soundness=many (use a score from 0 to 10)"]  # in FILTERS' order
     assert Filters.from_address({"min_rating": ["6.5"], "sort": ["oral"]}) == (Filters(min_rating=6.5, sort="oral"), [])
 
 
