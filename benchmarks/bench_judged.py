@@ -246,7 +246,9 @@ def evaluate(args: argparse.Namespace) -> int:
              f"`python benchmarks/bench_judged.py evaluate --index {args.index}"
              + (f" --other {' '.join(args.other)}" if args.other else "")
              + (f" --venue {' '.join(repr(v) for v in args.venue)}" if args.venue else "")
-             + (f" --arms {' '.join(repr(a) for a in args.arms)}" if args.arms else "") + f"` · {machine()} · "
+             + (f" --arms {' '.join(repr(a) for a in args.arms)}" if args.arms else "")
+             + (f" --set {args.set}" if Path(args.set).resolve() != Path(JUDGED).resolve() else "")
+             + f" --record {Path(args.record).name}` · {machine()} · "
              f"{__import__('datetime').date.today()}", "",
              f"Index: {engine.manifest.count:,} papers ({args.index}), searched on the accepted papers"
              + (f" of {', '.join(args.venue)}" if args.venue else "") + ". "
