@@ -24,6 +24,9 @@ def test_every_manifest_entry_is_in_the_index_layout():
     assert "multilingual" in entries and [e for e in entries if f"`{e}`" not in layout] == []
 
 
+# the page's views (views/), which streamlit_app.py routes to
+PAGE_VIEWS = sorted((ROOT / "views").glob("*.py"))
+
 # the library's modules by their dotted names below search/ ("openreview.fetch"), the longest first: a name in
 # a family of modules is cited with its family's
 MODULES = sorted((".".join(p.relative_to(ROOT / "search").with_suffix("").parts)
@@ -43,7 +46,8 @@ def cited_texts():
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = doc.read_text(encoding="utf-8")
         yield doc.name, text, re.findall(r"`([^`\n]+)`", text)
-    for source in [*sorted((ROOT / "search").rglob("*.py")), ROOT / "streamlit_app.py", ROOT / "index_build.py"]:
+    for source in [*sorted((ROOT / "search").rglob("*.py")), ROOT / "streamlit_app.py", *PAGE_VIEWS,
+                   ROOT / "index_build.py"]:
         tokens = tokenize.generate_tokens(io.StringIO(source.read_text(encoding="utf-8")).readline)
         said = [t.string for t in tokens if t.type == tokenize.COMMENT
                 or (t.type == tokenize.STRING and t.string.startswith(('"""', "'''")))]
@@ -247,7 +251,9 @@ def library_imports(source: str) -> set[str]:
 
 
 def test_the_page_reaches_the_library_through_eight_modules_at_most():
-    page = library_imports((ROOT / "streamlit_app.py").read_text(encoding="utf-8"))
+    # the page is streamlit_app.py and its views together
+    page = set().union(*(library_imports(p.read_text(encoding="utf-8"))
+                         for p in [ROOT / "streamlit_app.py", *PAGE_VIEWS]))
     assert len(page) <= 8, sorted(page)
     assert "search.engine" in page and "search.render" in page
     # the count is of what the page names: a module reached through another is not imported here
@@ -273,3 +279,24 @@ def test_no_filter_or_sort_is_listed_by_hand_in_the_cli_help():
 
     helped = " ".join(run_cli("query", "--help").stdout.split())
     assert all(f"{s.name}: {s.words}" in helped for s in SORT_LIST[1:])   # --sort's help names every sort
+
+
+def test_the_page_is_a_router_over_views_of_a_readable_size():
+    lines = {p.relative_to(ROOT).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+             for p in [ROOT / "streamlit_app.py", *PAGE_VIEWS]}
+    assert len(lines) > 8 and "views/__init__.py" in lines
+    assert lines["streamlit_app.py"] < 300, lines
+    assert {name: n for name, n in lines.items() if name.startswith("views/") and n >= 400} == {}
+
+
+def test_the_library_imports_no_streamlit():
+    """search/ serves the CLI and the benchmarks as well as the page: Streamlit stays in streamlit_app.py and views/."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "search").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "streamlit"]
+    assert found == []
