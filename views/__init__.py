@@ -4,7 +4,9 @@ the address to them. Layout only: like the page, they call search/ for every dec
 - address.py: the page's state in its address (go, url_setting, the reading list's ids, sidebar widgets' sync)
 - cards.py: the cards component (declared once, here) and its actions
 - build.py: the engine served (loaded once a server), the background build and its progress, the fetch offer
-- query.py: the search view: the box, its hits, the fared and where panels, the decision notes, the upload box
+- query.py: the search view: the box, its hits, the decision notes
+- hits.py: a list of hits as cards, and the fared and where panels under it (search, paper, uploads, reading list)
+- uploads.py: papers like uploaded abstracts or a .bib
 - paper.py: a paper (its reviews and rating history) and an author
 - map.py: the map and a topic's page
 - stats.py: the statistics

@@ -16,7 +16,7 @@ from search.render import (card, fields_html, plain_markdown, plain_title, ratin
 
 from .build import build_status
 from .cards import CARDS, show_cards
-from .query import fared_panel, where_panel
+from .hits import fared_panel, where_panel
 
 
 def paper_view(engine: Engine, index_dir: Path, pid: str, k: int, filters: Filters, listed: list[str]) -> None:

@@ -10,7 +10,7 @@ from search.filters import Filters
 from search.render import FORMATS, card, export
 
 from .cards import show_cards
-from .query import show_hits
+from .hits import show_hits
 
 
 def list_view(engine: Engine, index_dir: Path, k: int, filters: Filters, listed: list[str]) -> None:
