@@ -293,7 +293,7 @@ def _embed_abstracts(b: Build) -> None:
         b.embedding["seconds"]["abstracts"], b.embedding["embedded"]["abstracts"] = 0.0, 0
         return
     announce(b.progress, f"embedding with {b.embedding['backend']} on {b.embedding['cpu']['name']} "
-                          f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
+                         f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
     texts = [p.text for p in b.papers]
     every = b.options.publish_every
     if not ("words" in b.published_at and every and len(b.unembedded) > every):
@@ -386,9 +386,8 @@ def _write_abstracts(b: Build, build_dir: Path) -> None:
 # A re-fetch that changed only scores and decisions leaves a part's rows as they were: the build links the
 # previous build's files instead of writing them again (at 19,630 papers, writing them and reading their vectors
 # from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links, in its git
-# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key): topics and
-# map and the search within reviews too, whose keys are not the papers' rows (Part.rows) but what they are
-# computed from (parts.explore.key, parts.reviews.search_key).
+# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key), some keyed
+# not by the papers' rows (Part.rows) but by what they are computed from (topics and map, search within reviews).
 ABSTRACT_FILES = (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER)
 
 
@@ -502,8 +501,8 @@ def _publish(b: Build, quiet: bool = False) -> Path:
     b.timings["write"] = b.timings.get("write", 0.0) + time.perf_counter() - t
     manifest.build_seconds = stamp
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
-    manifest.part_keys = {part: part_key(b, part) for part in ["abstracts", *(p.name for p in b.parts.values() if p.files)]
-                          if part in b.done}
+    reusable_parts = ["abstracts", *(p.name for p in b.parts.values() if p.files)]
+    manifest.part_keys = {part: part_key(b, part) for part in reusable_parts if part in b.done}
     ix.write_manifest(build_dir, manifest, {**known, **b.linked})
     b.last = ix.publish(build_dir, b.out, spare=b.previous if b.pending else None)
     b.last_files = manifest.files

@@ -22,7 +22,7 @@ import numpy as np
 from ..corpus import Paper
 from .lexical import FILLER, Matrix, query_terms, tokenize
 from ..manifest import ReviewsEntry
-from .part import Context, Part, announce
+from .part import Context
 
 REVIEWS = "reviews.jsonl"
 OFFSETS = "reviews_offsets.npy"
@@ -92,7 +92,8 @@ class SearchPart:
 
 def build_search(papers: list[Paper]) -> SearchPart:
     """BM25 over every review's text fields, one document per field. A build whose reviews' texts are the
-    previous build's (`search_key`) takes that build's files whole instead (`PART`, `carried`)."""
+    previous build's (`search_key`) takes that build's files whole instead (`carried`; review_search.py
+    declares it as a part)."""
     fields: list[tuple[int, int, int]] = []
     docs: list[list[str]] = []
     for row, p in enumerate(papers):
@@ -208,28 +209,8 @@ def load(path: Path, entry: ReviewsEntry | None, count: int,
     return Reviews(path, entry, count, verify) if entry else None
 
 
-# ---------------------------------------------------------------- search within reviews, as the build and the engine see it
-
 def key_of(ctx: Context) -> str:
     """`search_key` of the build's papers, hashed once a build: the reviews' entry (the words stage's) and the
     search's key both hold it."""
     return ctx.derived("reviews' search key", lambda: search_key(ctx.papers))
 
-
-@dataclass
-class State:
-    """What the review search stage holds in one build."""
-    search: SearchPart | None = None
-
-
-def _compute(ctx: Context, state: State) -> None:
-    announce(ctx.progress, "review search")
-    state.search = build_search(ctx.papers)
-
-
-# the reviews themselves are the words stage's (`write`, loaded with the papers): this is their search
-PART = Part(
-    "review search", enabled=lambda o, r: o.review_search and r, costs=lambda o: {"review search": 9.0},
-    compute=_compute, write=lambda ctx, state, build_dir: write_search(build_dir, state.search, ctx.entries["reviews"]),
-    state=State, files=(FIELDS, SEARCH_DIR + "/"), key=lambda ctx, state: [key_of(ctx)], rows=False,
-    carry=lambda ctx, entry: carried(ctx.entries["reviews"], entry), entry="reviews")
