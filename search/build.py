@@ -3,8 +3,9 @@
 `build_index` runs a short list of stages over one `Build`. When many abstracts are not in the embedding
 cache, the papers with their metadata, reviews and BM25 are published first (the words stage: the whole venue
 answers by words within a minute, any cached vectors by meaning); then the papers with their abstract vectors,
-so the index answers by meaning while the rest is built; each later stage (a part of PARTS) is published as it lands,
-the folder of the one before hard-linked into it. Each part of the folder is written by its
+so the index answers by meaning while the rest is built; each later stage (a part of parts.registry.PARTS, each
+declared in its own module) is published as it lands, the folder of the one before hard-linked into it. The build
+names no part: it runs what each declares. Each part of the folder is written by its
 owner (manifest.py lists them), and the manifest gathers their entries."""
 from __future__ import annotations
 
@@ -14,63 +15,28 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from functools import cached_property
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
-from .parts import evidence, explore, history, lexical, reviews, summaries
 from . import index as ix
+from .build_options import BuildOptions
+from .parts import history, lexical, registry, reviews
+from .parts.part import Part, announce, embed
 from .encoding import packed
 from .encoding import query_encoder as qe
 from .corpus import Paper, input_files, load_corpus
-from .encoding.embed import (DEFAULT_BACKEND, DEFAULT_MODEL, EmbeddingCache, Encoder, ModelFacts, TorchEncoder,
-                    cpu_description, encode_cached, from_cache, known_model_facts, load_model, model_dimension,
-                    model_fingerprint, remember_model_facts, start_pool, vectors_fingerprint)
+from .encoding.embed import (EmbeddingCache, Encoder, ModelFacts, TorchEncoder, cpu_description, encode_cached,
+                              from_cache, known_model_facts, load_model, model_dimension, model_fingerprint,
+                              remember_model_facts, vectors_fingerprint)
 from .manifest import NAMED, Manifest, ManifestError, ModelEntry, vectors_entry
-from .encoding import multilingual as ml
-from .encoding.multilingual import MultilingualEncoder, write_space
-from .encoding.multilingual import fingerprint as multilingual_fingerprint
 from .progress import Progress
 from .text import text_hash
 
-
-@dataclass(frozen=True)
-class BuildOptions:
-    """What to build and how. index_build.py turns the multilingual space on; a library call leaves it off."""
-    model_name: str = DEFAULT_MODEL
-    batch_size: int = 32
-    cache_dir: Path | None = None      # default: .embedding_cache/ beside the index
-    device: str | None = None          # torch's device; anything but the CPU embeds with torch
-    skip_bad: bool = False             # skip malformed lines (each reported) instead of stopping
-    sentences: bool = True             # sentence vectors for "why this result"; an evaluation run can skip them
-    multilingual: bool = False
-    explore: bool = True               # topics and the map; an evaluation run can skip them
-    query_encoder: bool = True         # ship the ONNX export, so queries need no torch
-    index_spec: str = ix.AUTO
-    processes: int = 0                 # torch worker processes (sentence-transformers' pool)
-    backend: str = DEFAULT_BACKEND     # openvino, onnxruntime or torch
-    ml_processes: int = min(os.cpu_count() or 1, 4)  # worker processes of the multilingual space
-    review_search: bool = True         # BM25 over the reviews' texts (benchmarks/results/reviews.md: its cost)
-    summaries: bool = True             # the reviewers' summaries embedded, a view of each paper (summaries.py)
-    staged: bool = True                # publish the abstracts' index first, then each later stage as it lands
-    # publish the abstracts' stage and stop, the rest left pending: the page's first build of the seeds
-    # when a conference follows, whose build does the rest for both (the seeds' sentences and multilingual
-    # space, 10 s, would delay the conference's first answer by as much)
-    first_stage_only: bool = False
-    # Abstracts missing from the cache at which the papers are published by words before they are embedded:
-    # 200 abstracts embed in about 5 s on two cores (benchmarks/results/first_run_venue.md: 19,642 in 436 s),
-    # about what a publish costs, so fewer are embedded before the first publish.
-    words_first: int = 200
-    # While the abstracts are embedded after a words stage, the papers are published again every this many
-    # abstracts (and at least PUBLISH_SHARE of the time between publishes spent embedding): the embedded papers
-    # ranked by meaning, the rest by words. Without AVX-512 BF16 OpenVINO computes in f32, and no backend, thread
-    # count, batch size or order was faster on two AVX2 cores (benchmarks/results/embed_cpu_avx2.md; f32 ran at
-    # 27.7 abstracts/s against bf16's 45.9 on the AVX-512 CPU of build.md), so meaning takes a venue's whole
-    # abstracts' stage to come unless it comes in parts; 2,000 abstracts are a tenth of a venue of 19,630, above
-    # engine.HYBRID_SHARE. 0: publish once, when every abstract is embedded.
-    publish_every: int = 2000
+T = TypeVar("T")
 
 
 @dataclass
@@ -93,12 +59,6 @@ def inputs_digest(inputs: list[Path]) -> str:
     """sha256 over the input files' names and bytes, in any order: equal digests, equal index inputs."""
     parts = sorted(f"{f.name}\t{ix.file_digest(f)}" for f in input_files(inputs))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _announce(progress: Progress | None, stage: str) -> None:
-    """A stage without a count starts (topics, map, writing): the bar names it instead of sitting full."""
-    if progress:
-        progress(stage, 0, 1)
 
 
 def default_cache_dir(out: Path) -> Path:
@@ -129,21 +89,11 @@ class Build:
     embedding: dict = field(default_factory=dict)
     vectors_key: str = ""
     corpus_fingerprint: str = ""        # index.corpus_fingerprint of the papers read
-    sentence_groups: list[list[str]] = field(default_factory=list)
     vectors: np.ndarray | None = None
     unembedded: np.ndarray | None = None  # rows whose abstract the cache lacks, before the abstracts' stage
     vectors_reused: bool = False        # read from the previous build's file: nothing to embed or look up
-    sentence_vectors: np.ndarray | None = None
-    summary_groups: list[list[str]] = field(default_factory=list)  # each paper's reviewers' summaries
-    summary_vectors: np.ndarray | None = None
     embedded: int = 0
-    embedded_sentences: int = 0
-    multilingual: tuple | None = None   # abstracts, sentences, titles, fingerprint
-    explore: explore.Explore | None = None
-    review_search: reviews.SearchPart | None = None
-    review_key: str | None = None       # parts.reviews.search_key of the papers, hashed once a build
     history: history.History | None = None  # the previous build's with this fetch's states added
-    place_onto: explore.Changes | None = None   # the previous topics and map to place a few new papers onto
     rows_key: str = ""                  # the papers' ids and texts in index order (what each part's rows are)
     # the inputs' digest, taken before they are read: a re-fetch that replaces the file while this build runs (it is
     # then replaced: background.job_lock) must not have its digest published with the papers read before it
@@ -156,6 +106,9 @@ class Build:
     last: Path | None = None            # the folder this build published last
     last_files: dict = field(default_factory=dict)      # its manifest's files
     published_at: dict[str, float] = field(default_factory=dict)
+    parts: dict[str, Part] = field(default_factory=dict)    # the later parts it makes, by name (registry.PARTS)
+    state: dict[str, object] = field(default_factory=dict)  # each part's own (Part.state), by the part's name
+    shared: dict[str, object] = field(default_factory=dict)  # what several parts derive from the papers (`derived`)
 
     @property
     def cache_dir(self) -> Path:
@@ -177,10 +130,14 @@ class Build:
         """The previous build's manifest, read once a build (each part's reuse asks it)."""
         return ix.read_manifest(self.previous) if self.previous else None
 
-    def reviews_key(self) -> str:
-        if self.review_key is None:
-            self.review_key = reviews.search_key(self.papers)
-        return self.review_key
+    def derived(self, name: str, make: Callable[[], T]) -> T:
+        """`make()`, once a build: what several parts derive from the papers (parts.part.Context.derived)."""
+        if name not in self.shared:
+            self.shared[name] = make()
+        return self.shared[name]
+
+    def wanted(self, part: Part) -> bool:
+        return part.wanted(self, self.state[part.name])
 
     @contextmanager
     def timed(self, stage: str):
@@ -211,14 +168,17 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
     options = replace(options or BuildOptions(), **settings)
     t0 = time.perf_counter()
     with ix.build_lock(out):
-        b = Build(inputs, out, options, progress, model, started=t0, previous=_published(out))
+        parts = {p.name: p for p in registry.PARTS}
+        b = Build(inputs, out, options, progress, model, started=t0, previous=_published(out), parts=parts,
+                  state={name: p.state() for name, p in parts.items()})
         for name, stage in (("read", _read), ("history", _history), ("model", _load_model), ("export", _export),
                             ("encoders", _encoders), ("words", _cached_abstracts)):
             with b.timed(name):
                 stage(b)
         b.done.append("words")
         if options.staged and len(b.unembedded) >= options.words_first:
-            b.pending = ["abstracts", *([] if options.first_stage_only else [p.name for p in PARTS if p.wanted(b)])]
+            b.pending = ["abstracts", *([] if options.first_stage_only else [p.name for p in b.parts.values()
+                                                                            if b.wanted(p)])]
             _publish(b)
         with b.timed("abstracts"):
             _embed_abstracts(b)
@@ -226,23 +186,24 @@ def build_index(inputs: list[Path], out: Path, options: BuildOptions | None = No
         b.pending = []
         # stages with nothing to compute (cached vectors, reusable topics) first: the first publish then
         # holds all they give, and comes just before the first stage that takes time
-        work = {p.name: _has_work(b, p) for p in PARTS if p.wanted(b)}
+        work = {p.name: _has_work(b, p) for p in b.parts.values() if b.wanted(p)}
         b.pending = sorted(work, key=work.get)
         for name in list(b.pending) if not options.first_stage_only else []:
             if options.staged and work[name]:
                 _publish(b)
             with b.timed(name):
-                _run_part(b, PART[name])
+                _run_part(b, b.parts[name])
             b.pending.remove(name)
             b.done.append(name)
         final = _publish(b)
         if progress:
             progress("published", 1, 1)
-    return BuildReport(path=final, count=len(b.papers), embedded=b.embedded, embedded_sentences=b.embedded_sentences,
-                       seconds=time.perf_counter() - t0, timings=b.timings, skipped=b.skipped, notes=b.notes,
-                       explore_reused="topics and map" in b.done and reusable(b, "topics and map"),
-                       reused=[name for name in b.done if b.reuse.get(name)],
-                       published=dict(b.published_at), history=b.entries.get("history"))
+    reused = [name for name in b.done if b.reuse.get(name)]
+    reported = {k: v for p in b.parts.values() if p.name in b.done
+                for k, v in p.report(b.state[p.name], p.name in reused).items()}
+    return BuildReport(path=final, count=len(b.papers), embedded=b.embedded, seconds=time.perf_counter() - t0,
+                       timings=b.timings, skipped=b.skipped, notes=b.notes, reused=reused,
+                       published=dict(b.published_at), history=b.entries.get("history"), **reported)
 
 
 def _published(out: Path) -> Path | None:
@@ -311,24 +272,6 @@ def _encoders(b: Build) -> None:
     b.embedding = {"backend": b.encoder.backend, "sentences_backend": b.sentence_encoder.backend,
                    "batch_size": o.batch_size, "cpu": cpu_description(), "seconds": {}, "embedded": {}}
     b.vectors_key = vectors_fingerprint(b.fingerprint, b.embedding["backend"])
-    b.sentence_groups = evidence.paper_sentences(b.papers) if o.sentences or o.multilingual else []
-
-
-def _sentences_key(b: Build) -> str:
-    # packed sentences agree with unpacked ones to a cosine of 0.99997, not bit for bit: their own key
-    return vectors_fingerprint(b.fingerprint, b.sentence_encoder.backend)
-
-
-def _embed(b: Build, stage: str, encoder: Encoder, texts: list[str], key: str, chunk: int | None = None):
-    """Vectors of texts through the cache; the stage's seconds and newly embedded count in the manifest."""
-    o = b.options
-    t = time.perf_counter()
-    with start_pool(b.model, o.processes if o.backend == "torch" else 0, o.device) as pool:
-        vectors, embedded = encode_cached(encoder, texts, b.cache(key), o.batch_size, b.progress, desc=stage,
-                                          pool=pool, chunk=chunk)
-    b.embedding["seconds"][stage] = round(time.perf_counter() - t, 3)
-    b.embedding["embedded"][stage] = embedded
-    return vectors, embedded
 
 
 def _cached_abstracts(b: Build) -> None:
@@ -349,12 +292,12 @@ def _embed_abstracts(b: Build) -> None:
     if b.vectors_reused:
         b.embedding["seconds"]["abstracts"], b.embedding["embedded"]["abstracts"] = 0.0, 0
         return
-    _announce(b.progress, f"embedding with {b.embedding['backend']} on {b.embedding['cpu']['name']} "
-                          f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
+    announce(b.progress, f"embedding with {b.embedding['backend']} on {b.embedding['cpu']['name']} "
+                         f"({', '.join(b.embedding['cpu']['flags']) or 'no AVX2'})")
     texts = [p.text for p in b.papers]
     every = b.options.publish_every
     if not ("words" in b.published_at and every and len(b.unembedded) > every):
-        b.vectors, b.embedded = _embed(b, "abstracts", b.encoder, texts, b.vectors_key)
+        b.vectors, b.embedded = embed(b, "abstracts", b.encoder, texts, b.vectors_key)
         return
     _embed_publishing(b, texts, every)
 
@@ -403,88 +346,12 @@ def _shifted(progress: Progress | None, before: int, total: int) -> Progress | N
     return lambda stage, done, _total: progress(stage, before + done, total)
 
 
-def _embed_sentences(b: Build) -> None:
-    b.sentence_vectors, b.embedded_sentences = _embed(
-        b, "sentences", b.sentence_encoder, evidence.flat_texts(b.sentence_groups), _sentences_key(b),
-        chunk=packed.CHUNK if b.packed_file else None)
-
-
-def _embed_summaries(b: Build) -> None:
-    b.summary_vectors, _ = _embed(b, "summaries", b.encoder, summaries.flat(b.summary_groups),
-                                  summaries.cache_key(b.vectors_key))
-
-
-def _multilingual_texts(b: Build) -> dict[str, list[str]]:
-    return {"abstracts": [p.text for p in b.papers],
-            "sentences": evidence.flat_texts(b.sentence_groups) if b.options.sentences else [],
-            "titles": [p.title for p in b.papers]}
-
-
-def _embed_multilingual(b: Build) -> None:
-    o = b.options
-    encoder = MultilingualEncoder(processes=o.ml_processes)
-    try:
-        cache = b.cache(encoder.fingerprint)
-        t = time.perf_counter()
-        done = [encode_cached(encoder, batch, cache, o.batch_size, b.progress, desc=f"multilingual {name}")
-                for name, batch in _multilingual_texts(b).items()]
-        vectors = [v for v, _ in done]
-        b.embedding["seconds"]["multilingual"] = round(time.perf_counter() - t, 3)
-        b.embedding["embedded"]["multilingual"] = sum(n for _, n in done)
-    finally:
-        encoder.close()
-    b.multilingual = (*vectors, encoder.fingerprint)
-
-
-def _explore_key(b: Build) -> list[str]:
-    return [explore.key(b.papers, b.corpus_fingerprint, b.vectors_key)]
-
-
-def _explore(b: Build) -> None:
-    b.explore = explore.compute(b.papers, b.vectors, _explore_key(b)[0], lambda stage: _announce(b.progress, stage),
-                                b.vectors_key, b.place_onto)
-
-
-def _review_search(b: Build) -> None:
-    _announce(b.progress, "review search")
-    b.review_search = reviews.build_search(b.papers)
-
-
-def _summary_groups(b: Build) -> list[list[str]]:
-    if not b.summary_groups and any(p.reviews for p in b.papers):
-        b.summary_groups = summaries.paper_summaries(b.papers)
-    return b.summary_groups
-
-
-def _misses(cache: EmbeddingCache, texts: list[str]) -> bool:
-    return any(cache.get(text_hash(t)) is None for t in texts)
-
-
-def _sentences_work(b: Build) -> bool:
-    return _misses(b.cache(_sentences_key(b)), evidence.flat_texts(b.sentence_groups))
-
-
-def _summaries_work(b: Build) -> bool:
-    return _misses(b.cache(summaries.cache_key(b.vectors_key)), summaries.flat(b.summary_groups))
-
-
-def _multilingual_work(b: Build) -> bool:
-    return any(_misses(b.cache(multilingual_fingerprint()), texts) for texts in _multilingual_texts(b).values())
-
-
-def _explore_work(b: Build) -> bool:
-    """A few new papers placed onto the previous build's topics and map: a second; computed again otherwise.
-    (Taken whole when nothing they depend on changed: `reusable`.)"""
-    b.place_onto = explore.changes(b.previous, b.papers, b.vectors_key)  # read once, used by _explore
-    return b.place_onto is None
-
-
 # ---------------------------------------------------------------- writing and publishing
 
 def _write_words(b: Build, build_dir: Path) -> None:
     """The papers' reviews, BM25 and the query encoder; before the abstracts' stage, the cached vectors too."""
     o = b.options
-    b.entries["reviews"] = reviews.write(build_dir, b.papers, b.reviews_key())
+    b.entries["reviews"] = reviews.write(build_dir, b.papers, reviews.key_of(b))
     b.entries["history"] = history.write(build_dir, b.history)
     if _link_part(b, build_dir, "abstracts"):  # the previous build's vectors, BM25 and export, whole
         previous = b.reuse["abstracts"][1]
@@ -514,35 +381,13 @@ def _write_abstracts(b: Build, build_dir: Path) -> None:
     b.entries["unembedded"] = 0
 
 
-def _write_explore(b: Build, build_dir: Path) -> None:
-    b.entries["explore"] = explore.write(build_dir, b.explore, b.papers)
-
-
-def _write_review_search(b: Build, build_dir: Path) -> None:
-    b.entries["reviews"] = reviews.write_search(build_dir, b.review_search, b.entries["reviews"])
-
-
-def _write_sentences(b: Build, build_dir: Path) -> None:
-    b.entries["sentences"] = evidence.write(build_dir, b.sentence_groups, b.sentence_vectors)
-
-
-def _write_summaries(b: Build, build_dir: Path) -> None:
-    b.entries["summaries"] = summaries.write(build_dir, b.summary_groups, b.summary_vectors,
-                                             summaries.paper_sources(b.papers))
-
-
-def _write_multilingual(b: Build, build_dir: Path) -> None:
-    b.entries["multilingual"] = write_space(build_dir, *b.multilingual, b.options.ml_processes)
-
-
 # ---------------------------------------------------------------- parts taken whole from the previous build
 
 # A re-fetch that changed only scores and decisions leaves a part's rows as they were: the build links the
 # previous build's files instead of writing them again (at 19,630 papers, writing them and reading their vectors
 # from the cache took 12 s of a 44 s rebuild: benchmarks/results/refetch.md before the links, in its git
-# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key): topics and
-# map and the search within reviews too, whose keys are not the papers' rows (Part.rows) but what they are
-# computed from (parts.explore.key, parts.reviews.search_key).
+# history). The abstracts' files are these; each later part declares its own (Part.files, Part.key), some keyed
+# not by the papers' rows (Part.rows) but by what they are computed from (topics and map, search within reviews).
 ABSTRACT_FILES = (ix.VECTORS, lexical.BM25_DIR + "/", qe.ONNX, qe.TOKENIZER)
 
 
@@ -550,17 +395,18 @@ def _abstracts_key(b: Build) -> list[str]:
     return [b.vectors_key, b.options.index_spec, lexical.DESCRIPTION, str(bool(b.options.query_encoder))]
 
 
-def _reused(part: str) -> tuple[tuple[str, ...], Callable[[Build], list[str]], bool]:
+def _reused(b: Build, part: str) -> tuple[tuple[str, ...], Callable[[Build], list[str]], bool]:
     """A reusable part's files, what they are made of, and whether they are made of the papers' rows."""
     if part == "abstracts":
         return ABSTRACT_FILES, _abstracts_key, True
-    return PART[part].files, PART[part].key, PART[part].rows
+    declared = b.parts[part]
+    return declared.files, lambda b: declared.key(b, b.state[part]), declared.rows
 
 
 def part_key(b: Build, part: str) -> str:
     """What a part's files are made of: the papers' rows in order (where they are: Part.rows), and the part's
     method."""
-    files, key, rows = _reused(part)
+    files, key, rows = _reused(b, part)
     return hashlib.sha256("\n".join([*([b.rows_key] if rows else []), part, *key(b)]).encode()).hexdigest()
 
 
@@ -572,9 +418,9 @@ def reusable(b: Build, part: str) -> bool:
         try:
             previous = b.previous_manifest
             if (previous and previous.part_keys.get(part) == part_key(b, part)
-                    and (part == "abstracts" or previous.entry(PART[part].entry, PART[part].kind) is not None)):
+                    and (part == "abstracts" or previous.entry(b.parts[part].entry, b.parts[part].kind) is not None)):
                 files = {n: m for n, m in previous.files.items()
-                         if any(n == f or (f.endswith("/") and n.startswith(f)) for f in _reused(part)[0])}
+                         if any(n == f or (f.endswith("/") and n.startswith(f)) for f in _reused(b, part)[0])}
                 ix.verify_files(b.previous, files)
                 b.reuse[part] = (files, previous) if files else None
         except (ix.IndexLoadError, ManifestError, OSError):
@@ -623,7 +469,7 @@ def _publish(b: Build, quiet: bool = False) -> Path:
     o = b.options
     t = time.perf_counter()
     if not quiet:
-        _announce(b.progress, "writing the index")
+        announce(b.progress, "writing the index")
     build_dir = ix.new_build_dir(b.out)
     written = set(b.published_at)
     # the words stage's vectors (cached ones, zeros for the rest) give way to those embedded since, and at last
@@ -640,7 +486,7 @@ def _publish(b: Build, quiet: bool = False) -> Path:
             if stage in FIRST_WRITERS:
                 FIRST_WRITERS[stage](b, build_dir)
             else:
-                _write_part(b, build_dir, PART[stage])
+                _write_part(b, build_dir, b.parts[stage])
     if partial:
         _write_embedded_so_far(b, build_dir)
     e = b.entries
@@ -655,8 +501,8 @@ def _publish(b: Build, quiet: bool = False) -> Path:
     b.timings["write"] = b.timings.get("write", 0.0) + time.perf_counter() - t
     manifest.build_seconds = stamp
     manifest.stage_seconds = {k: round(v, 3) for k, v in b.timings.items()}
-    manifest.part_keys = {part: part_key(b, part) for part in ["abstracts", *(p.name for p in PARTS if p.files)]
-                          if part in b.done}
+    reusable_parts = ["abstracts", *(p.name for p in b.parts.values() if p.files)]
+    manifest.part_keys = {part: part_key(b, part) for part in reusable_parts if part in b.done}
     ix.write_manifest(build_dir, manifest, {**known, **b.linked})
     b.last = ix.publish(build_dir, b.out, spare=b.previous if b.pending else None)
     b.last_files = manifest.files
@@ -664,92 +510,15 @@ def _publish(b: Build, quiet: bool = False) -> Path:
     return b.last
 
 
-# ---------------------------------------------------------------- the parts after the abstracts, declared once
-
-def _always(b: Build) -> bool:
-    return True
-
-
-def _nothing(b: Build) -> None:
-    pass
-
-
-def _same(b: Build, entry):
-    return entry
-
-
-@dataclass(frozen=True)
-class Part:
-    """A part of the index computed after the abstracts (a later stage), all the build and the engine need of it
-    in one place: whether a build makes it, what it costs, whether it has work, how it is computed and written,
-    which of its files a build takes whole from the previous one and what they are made of, its manifest entry,
-    and how the engine loads it. Its module writes and loads its files and gives its entry."""
-    name: str
-    enabled: Callable[[BuildOptions, bool], bool]       # with these options, on inputs with (True) or without reviews
-    costs: Callable[[BuildOptions], dict[str, float]]   # the progress stages it reports, relative seconds at 4,315
-    compute: Callable[[Build], None]
-    write: Callable[[Build, Path], None]  # its files into the build folder, its entry into b.entries[entry]
-    has_work: Callable[[Build], bool] = _always  # something to compute, beyond what the cache and previous build hold
-    # Taken whole from the previous build where `key` gives what it gave (`reusable`): its files linked, its
-    # entry carried over (`carry`), `adopt` run instead of `compute`.
-    files: tuple[str, ...] = ()
-    key: Callable[[Build], list[str]] | None = None
-    rows: bool = True                     # its files are made row by row of the papers: their rows are in its key
-    adopt: Callable[[Build], None] = _nothing   # what taking it whole still sets (each paper's topic)
-    carry: Callable[[Build, object], object] = _same  # the previous build's entry as this build's
-    entry: str = ""                       # its manifest entry: a field of manifest.Manifest, else under its parts
-    kind: type | None = None              # the entry's type, where it is under the manifest's parts (its module's)
-    # what the engine holds of it (Engine.parts), of the index and the part's entry; None: the engine loads none
-    load: Callable[[ix.IndexData, object], object] | None = None
-    what: str = ""                        # its name in the engine's message that it cannot be read
-    applies: Callable[[Build], bool] = _always   # whether the papers give it anything to do
-
-    def __post_init__(self):
-        object.__setattr__(self, "entry", self.entry or self.name)
-        object.__setattr__(self, "what", self.what or self.name)
-
-    def wanted(self, b: Build) -> bool:
-        return self.enabled(b.options, any(p.reviews for p in b.papers)) and self.applies(b)
-
-
-# Cheapest first, so that what is quick is there soon: topics and the map (about a minute at 19,630 papers),
-# search within reviews (40 s), the sentences of "why this result" (about 6 minutes), the multilingual space
-# (about 5), the reviewers' summaries (four texts a paper, the longest).
-PARTS: tuple[Part, ...] = (
-    Part("topics and map", lambda o, r: o.explore, lambda o: {"topics": 4.0, "map": 5.0}, _explore, _write_explore,
-         _explore_work, explore.FILES, _explore_key, rows=False,
-         adopt=lambda b: explore.adopt(b.papers, b.previous), carry=lambda b, e: explore.carried(e),
-         entry="explore", load=lambda data, e: explore.load(data.path, e)),
-    # the reviews themselves are the words stage's (parts.reviews.write, loaded with the papers): this is their search
-    Part("review search", lambda o, r: o.review_search and r, lambda o: {"review search": 9.0}, _review_search,
-         _write_review_search, files=(reviews.FIELDS, reviews.SEARCH_DIR + "/"), key=lambda b: [b.reviews_key()],
-         rows=False, carry=lambda b, e: reviews.carried(b.entries["reviews"], e), entry="reviews"),
-    Part("sentences", lambda o, r: o.sentences, lambda o: {"sentences": 81.0}, _embed_sentences, _write_sentences,
-         _sentences_work, (evidence.SENTENCES, evidence.SENTENCE_VECTORS, evidence.SENTENCE_OFFSETS),
-         lambda b: [_sentences_key(b)], load=lambda data, e: evidence.Evidence.load(data.path)),
-    Part("multilingual", lambda o, r: o.multilingual,
-         lambda o: {"multilingual abstracts": 30.0, **({"multilingual sentences": 32.0} if o.sentences else {}),
-                    "multilingual titles": 7.0},
-         _embed_multilingual, _write_multilingual, _multilingual_work, (ml.VECTORS, ml.SENTENCE_VECTORS, ml.TITLE_VECTORS),
-         lambda b: [multilingual_fingerprint(), str(b.options.sentences)],
-         load=lambda data, e: ml.load_space(data.path, e, len(data.papers)), what="multilingual space"),
-    Part("summaries", lambda o, r: o.summaries and r, lambda o: {"summaries": 193.0}, _embed_summaries,
-         _write_summaries, _summaries_work, (summaries.VECTORS, summaries.OFFSETS, summaries.SOURCES),
-         lambda b: [summaries.cache_key(b.vectors_key), summaries.digest(_summary_groups(b)), summaries.SOURCES],
-         applies=lambda b: any(_summary_groups(b)), what="reviewers' summaries",
-         load=lambda data, e: summaries.Summaries.load(data.path, e, len(data.papers), data.manifest.dimension)),
-)
-PART = {p.name: p for p in PARTS}
-STAGES = tuple(PART)
 FIRST_WRITERS = {"words": _write_words, "abstracts": _write_abstracts}   # what each publish of the papers writes
 
 
 def _run_part(b: Build, part: Part) -> None:
     """A later part: taken whole from the previous build where it is made of the same (`reusable`), else computed."""
     if part.files and reusable(b, part.name):
-        part.adopt(b)
+        part.adopt(b, b.state[part.name])
     else:
-        part.compute(b)
+        part.compute(b, b.state[part.name])
 
 
 def _write_part(b: Build, build_dir: Path, part: Part) -> None:
@@ -758,18 +527,18 @@ def _write_part(b: Build, build_dir: Path, part: Part) -> None:
     if part.files and _link_part(b, build_dir, part.name):
         b.entries[part.entry] = part.carry(b, b.reuse[part.name][1].entry(part.entry, part.kind))
     else:
-        part.write(b, build_dir)
+        b.entries[part.entry] = part.write(b, b.state[part.name], build_dir)
 
 
 def _has_work(b: Build, part: Part) -> bool:
     """Whether a later part has real work (a text to embed, topics to compute, reviews to index) or only reads
     what the cache and the previous build hold."""
-    return not (part.files and reusable(b, part.name)) and part.has_work(b)
+    return not (part.files and reusable(b, part.name)) and part.has_work(b, b.state[part.name])
 
 
 def stage_costs(options: BuildOptions | None = None, reviews: bool = True) -> dict[str, float]:
     """The stages a build with these options runs, in order, with their relative costs; `reviews`: whether
     its inputs carry reviews (corpus.carries_reviews), without which two stages have nothing to do."""
     o = options or BuildOptions()
-    later = {k: v for p in PARTS if p.enabled(o, reviews) for k, v in p.costs(o).items()}
+    later = {k: v for p in registry.PARTS if p.enabled(o, reviews) for k, v in p.costs(o).items()}
     return {"abstracts": ABSTRACTS_COST, **later, "writing the index": WRITING_COST}

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import build, fusion
-from .parts import history, lexical, reviews, summaries
+from . import fusion
+from .parts import evidence, explore, history, lexical, registry, reviews, summaries
+from .parts import multilingual as ml_part
+from .parts.part import Part
 from . import notices as say
 from .notices import Notice, notice
 from .catalog import Catalog, UnknownPaper, ordered
@@ -23,7 +25,7 @@ from .parts.evidence import Evidence, shared_keywords
 from .index import REBUILD, IndexData, IndexLoadError, load_index, read_manifest, resolve, verify_files
 from .papermap import MAP
 from .manifest import FORMAT, MANIFEST, Manifest, ManifestError
-from .encoding.multilingual import NON_LATIN, detect_language
+from .encoding.multilingual import NON_LATIN, MultilingualSpace, detect_language
 from .query_cache import MAX_QUERY_CHARS, QueryCache
 from .encoding.query_encoder import LazyEncoder, load_encoder
 from .fusion import rrf_ranked
@@ -240,13 +242,13 @@ class Engine:
         self.fusion, self.weights = fusion, weights
         # the loaders below close over `parts` and `data`, never over the engine: a cycle back to it would keep a
         # dropped engine alive past reference counting, and the page freezes engines out of the collector
-        parts = self.parts = Parts(data)   # each later part as it loads (build.Part.load); None where absent
+        parts = self.parts = Parts(data)   # each later part as it loads (Part.load); None where absent
         fetches = m.history.fetches if m.history else 0
         self.catalog = Catalog(data.papers, fetches=fetches, explored=lambda: _explored(data, parts),
                                baseline=m.history.baseline if m.history else "")
         self.rankers = Rankers(data.vectors, m.index.exact, lambda: _bm25(data), parts, self.catalog.derived,
                                data.unembedded)
-        self.queries = QueryCache(encoder, lambda: ml.encoder if (ml := parts["multilingual"]) else None,
+        self.queries = QueryCache(encoder, lambda: ml.encoder if (ml := parts.multilingual) else None,
                                   query_cache)
         self._fates: dict = {}
         self._places: dict | None = None   # (conference, year) -> Fate, made on first use
@@ -727,14 +729,15 @@ class Engine:
 
 
 class Parts(Mapping):
-    """The later parts of the index the engine holds (build.PARTS), by name, None where the index has none. Their
-    manifest entries are checked at once (ManifestError -> IndexLoadError); each part's files are verified
-    against their checksums and read at its first use (`loaded` names those read so far)."""
+    """The later parts of the index the engine holds (parts.registry.PARTS), None where the index has none: each
+    through its typed accessor (`explore`, `sentences`, `multilingual`, `summaries`), or by name. Their manifest
+    entries are checked at once (ManifestError -> IndexLoadError); each part's files are verified against their
+    checksums and read at its first use (`loaded` names those read so far)."""
 
     def __init__(self, data: IndexData):
         self.data, self.loaded = data, {}
         self.entries = {}
-        for part in build.PARTS:
+        for part in registry.PARTS:
             if part.load is None:
                 continue
             try:
@@ -754,8 +757,25 @@ class Parts(Mapping):
     def __len__(self) -> int:
         return len(self.entries)
 
+    @property
+    def explore(self) -> tuple[list, list[dict]] | None:
+        """The topics and the map's points (parts.explore.load)."""
+        return self[explore.PART.name]
 
-def _load_part(data: IndexData, part: build.Part, entry):
+    @property
+    def sentences(self) -> evidence.Evidence | None:
+        return self[evidence.PART.name]
+
+    @property
+    def multilingual(self) -> MultilingualSpace | None:
+        return self[ml_part.PART.name]
+
+    @property
+    def summaries(self) -> summaries.Summaries | None:
+        return self[summaries.PART.name]
+
+
+def _load_part(data: IndexData, part: Part, entry):
     """A part's files checked and loaded as its declaration says; IndexLoadError names one that cannot be read."""
     try:
         data.verified(*part.files)
@@ -767,7 +787,7 @@ def _load_part(data: IndexData, part: build.Part, entry):
 def _explored(data: IndexData, parts: Parts) -> tuple:
     """The topics and map points (parts.explore.load), when the build made them; a map that lacks a paper is
     refused."""
-    topics, points = parts["topics and map"] or ([], [])
+    topics, points = parts.explore or ([], [])
     if points and {p.id for p in data.papers} - {point["id"] for point in points}:
         raise IndexLoadError(f"{data.path / MAP} lacks some papers; {REBUILD}")
     return topics, points

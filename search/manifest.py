@@ -4,7 +4,7 @@ its files and its owner.
 
 The JSON keeps these names; reading it checks each entry's type, so a damaged manifest is refused with
 the name of what is wrong instead of failing deep inside the engine. A part declared with an entry type of its
-own (build.Part's `kind`, defined in its module) has its entry under `parts` instead of a field here, typed when
+own (parts.part.Part's `kind`, defined in its module) has its entry under `parts` instead of a field here, typed when
 it is asked for (`Manifest.entry`).
 """
 from __future__ import annotations
@@ -112,7 +112,7 @@ class Manifest:
     library_versions: dict = field(default_factory=dict)
     build_seconds: float = 0.0
     stage_seconds: dict = field(default_factory=dict)
-    pending: list = field(default_factory=list)     # build.STAGES still to come: this is an earlier stage's index
+    pending: list = field(default_factory=list)     # parts.registry.STAGES still to come: this is an earlier stage's index
     published: dict = field(default_factory=dict)   # stage -> seconds from the build's start to its publishing
     part_keys: dict = field(default_factory=dict)   # part -> what its files are made of (build.part_key)
     files: dict = field(default_factory=dict)  # name -> {"bytes", "sha256"}, filled by index.write_manifest

@@ -59,7 +59,7 @@ def status_text(status: dict) -> tuple[float, str]:
     return min(max(done / total, 0.0), 1.0) if total > 1 else 0.0, words
 
 
-# What each later stage of a build (build.STAGES) brings, in a user's words, and the progress stages it reports
+# What each later stage of a build (parts.registry.STAGES) brings, in a user's words, and the progress stages it reports
 STAGE_WORDS = {"abstracts": "search by meaning", "topics and map": "topics and the map",
                "review search": "search within reviews", "sentences": "why-this-result sentences",
                "multilingual": "queries in other languages", "summaries": "ranking by the reviewers' summaries"}

@@ -3,8 +3,9 @@ they give together (fused in fusion.py), and the per-list SVM of "papers like th
 engine turns rows into results."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
@@ -61,12 +62,19 @@ def by_words_closeness(cosines: np.ndarray, their_words: np.ndarray, words: np.n
     return np.quantile(cosines, np.clip(share, 0.0, 1.0)).astype(np.float32)
 
 
+class LaterParts(Protocol):
+    """The later parts of the index the rankers read (engine.Parts), each loaded at its first use."""
+    sentences: Evidence | None
+    multilingual: MultilingualSpace | None
+    summaries: Summaries | None
+
+
 class Rankers:
     """Every signal a paper can be ranked by, over one index's papers (rows)."""
 
-    def __init__(self, index, exact: bool, bm25: Callable[[], lexical.Lexical], parts: Mapping[str, object],
+    def __init__(self, index, exact: bool, bm25: Callable[[], lexical.Lexical], parts: LaterParts,
                  derived: np.ndarray, unembedded: np.ndarray | None = None):
-        """bm25: loads the BM25 index; parts: the index's later parts by name (engine.Parts), each loaded when
+        """bm25: loads the BM25 index; parts: the index's later parts (engine.Parts), each loaded when
         first asked for. Each signal is read on its first use: a command ranks by what it needs."""
         self.index, self.exact = index, exact
         # rows whose abstract is not embedded yet (the words stage's index): a zero vector each, never a
@@ -93,16 +101,16 @@ class Rankers:
 
     @cached_property
     def evidence(self) -> Evidence | None:
-        return self._parts["sentences"]
+        return self._parts.sentences
 
     @cached_property
     def multilingual(self) -> MultilingualSpace | None:
-        return self._parts["multilingual"]
+        return self._parts.multilingual
 
     @cached_property
     def summaries(self) -> Summaries | None:
         """The reviewers' summaries of each paper, a view to re-score by."""
-        return self._parts["summaries"]
+        return self._parts.summaries
 
     @cached_property
     def ml_evidence(self) -> Evidence | None:

@@ -300,3 +300,37 @@ def test_the_library_imports_no_streamlit():
                      [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "streamlit"]
     assert found == []
+
+
+def test_the_build_names_no_part_and_the_engine_does_not_import_the_build():
+    """Each later part is declared in its own module and listed in parts/registry.py: the build runs what the
+    registry lists without naming a part (neither a part's name nor a module that declares one), and the
+    engine reads the registry, never the build."""
+    import ast
+    import io
+    import tokenize
+
+    from search.parts import registry
+
+    def imported(path) -> set[str]:
+        """The last part of each module a file imports, and each name it imports from one."""
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names |= {(node.module or "").rsplit(".", 1)[-1], *(a.name for a in node.names)}
+            elif isinstance(node, ast.Import):
+                names |= {a.name.rsplit(".", 1)[-1] for a in node.names}
+        return names - {""}
+
+    declaring = {p.compute.__module__.rsplit(".", 1)[1] for p in registry.PARTS}
+    assert declaring == {"explore", "review_search", "evidence", "multilingual", "summaries"}
+    build = ROOT / "search" / "build.py"
+    assert imported(build) & declaring == set() and "registry" in imported(build)
+    source = build.read_text(encoding="utf-8")
+    strings = {t.string.strip("\"'") for t in tokenize.generate_tokens(io.StringIO(source).readline)
+               if t.type == tokenize.STRING}
+    assert strings & {p.name for p in registry.PARTS} == set() and "PART[" not in source
+    engine = imported(ROOT / "search" / "engine.py")
+    assert "build" not in engine and "registry" in engine
+    for part in (ROOT / "search" / "parts").glob("*.py"):  # nor does a part: the build imports the registry
+        assert "build" not in imported(part), part.name

@@ -12,7 +12,8 @@ import pytest
 from conftest import SEEDS, FakeModel, cache_copy, run_cli
 from search import background
 from search.encoding import embed
-from search.build import STAGES, build_index
+from search.build import build_index
+from search.parts.registry import STAGES
 from search.engine import Engine
 from search.notices import notice
 from search.index import load_index, read_manifest, resolve
@@ -258,30 +259,35 @@ class LengthsEntry:
 
 
 def test_a_part_declared_once_is_built_taken_whole_on_a_rebuild_and_loaded_by_the_engine(tmp_path, monkeypatch):
-    """A new part of the index is one build.Part and its module (here, this test): its entry, of its own type,
-    under the manifest's parts; its files linked and its entry carried over where its key is the previous
-    build's; the engine holding what its load gives."""
+    """A new part of the index is one Part declared in its module (here, this test) and listed in the registry:
+    its entry, of its own type, under the manifest's parts; its files linked and its entry carried over where its
+    key is the previous build's; the engine holding what its load gives."""
     import shutil
 
     import numpy as np
 
-    from search import build
     from search.index import IndexLoadError
+    from search.parts import registry
+    from search.parts.part import Part
 
     computed = []
 
-    def compute(b):
-        computed.append(np.array([len(p.text) for p in b.papers]))
+    @dataclass
+    class State:
+        lengths: np.ndarray | None = None
 
-    def write(b, build_dir):
-        np.save(build_dir / "lengths.npy", computed[-1])
-        b.entries["lengths"] = LengthsEntry(len(computed[-1]))
+    def compute(ctx, state):
+        state.lengths = np.array([len(p.text) for p in ctx.papers])
+        computed.append(state.lengths)
 
-    part = build.Part("lengths", lambda o, r: True, lambda o: {"lengths": 1.0}, compute, write, files=("lengths.npy",),
-                      key=lambda b: ["characters"], kind=LengthsEntry,
-                      load=lambda data, entry: np.load(data.path / "lengths.npy"))
-    monkeypatch.setattr(build, "PARTS", (*build.PARTS, part))
-    monkeypatch.setattr(build, "PART", {**build.PART, "lengths": part})
+    def write(ctx, state, build_dir):
+        np.save(build_dir / "lengths.npy", state.lengths)
+        return LengthsEntry(len(state.lengths))
+
+    part = Part("lengths", lambda o, r: True, lambda o: {"lengths": 1.0}, compute, write, state=State,
+                files=("lengths.npy",), key=lambda ctx, state: ["characters"], kind=LengthsEntry,
+                load=lambda data, entry: np.load(data.path / "lengths.npy"))
+    monkeypatch.setattr(registry, "PARTS", (*registry.PARTS, part))
     model, out, cache = FakeModel(), tmp_path / "index", tmp_path / "cache"
     first = build_index([SEEDS], out, model=model, cache_dir=cache, sentences=False)
     manifest = read_manifest(first.path)

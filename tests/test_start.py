@@ -34,8 +34,8 @@ def commands(pid: str) -> dict[str, tuple[list[str], set[str]]]:
 
 def forbid(monkeypatch, parts: set[str]) -> None:
     """Make each of these parts' loaders raise."""
-    from search import build, engine
-    from search.parts import history, lexical, reviews
+    from search import engine
+    from search.parts import history, lexical, registry, reviews
 
     def boom(*_args, **_kw):
         raise AssertionError("a part this command does not need was loaded")
@@ -44,8 +44,8 @@ def forbid(monkeypatch, parts: set[str]) -> None:
                "history": (history, "load")}
     for name in parts & loaders.keys():
         monkeypatch.setattr(*loaders[name], boom)
-    monkeypatch.setattr(build, "PARTS", tuple(replace(p, load=boom) if p.name in parts and p.load else p
-                                              for p in build.PARTS))
+    monkeypatch.setattr(registry, "PARTS", tuple(replace(p, load=boom) if p.name in parts and p.load else p
+                                                 for p in registry.PARTS))
 
 
 @pytest.mark.parametrize("command", list(commands("")))

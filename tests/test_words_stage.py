@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS, FakeModel, cache_copy, run_cli
-from search.build import STAGES, build_index
+from search.build import build_index
+from search.parts.registry import STAGES
 from search.engine import Engine
 from search.notices import WORDS
 

@@ -1,4 +1,5 @@
-"""Why a result matched: sentence vectors made at build time, the closest sentences, shared keywords."""
+"""Why a result matched: sentence vectors made at build time, the closest sentences, shared keywords. `PART`
+declares the sentences as a part of the index (parts.part.Part)."""
 from __future__ import annotations
 
 import json
@@ -8,8 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Paper
+from ..encoding import packed
+from ..encoding.embed import vectors_fingerprint
 from ..sentences import split_sentences
 from ..text import clean_for_model
+from .part import Context, Part, embed, misses
 
 SENTENCES = "sentences.jsonl"        # one JSON list of display sentences per paper, in index order
 SENTENCE_VECTORS = "sentences.npy"   # float16 rows, all papers' sentences one after another
@@ -71,3 +75,36 @@ class Evidence:
 def shared_keywords(a: Paper, b: Paper) -> list[str]:
     theirs = {k.casefold() for k in b.keywords}
     return [k for k in a.keywords if k.casefold() in theirs]
+
+
+# ---------------------------------------------------------------- the part, as the build and the engine see it
+
+def sentence_groups(ctx: Context) -> list[list[str]]:
+    """Each abstract's sentences, split once a build: the sentences' part and the multilingual space embed them."""
+    return ctx.derived("sentences", lambda: paper_sentences(ctx.papers))
+
+
+@dataclass
+class State:
+    """What the sentences' stage holds in one build."""
+    vectors: np.ndarray | None = None
+    embedded: int = 0                  # sentences the cache lacked
+
+
+def cache_key(ctx: Context) -> str:
+    # packed sentences agree with unpacked ones to a cosine of 0.99997, not bit for bit: their own key
+    return vectors_fingerprint(ctx.fingerprint, ctx.sentence_encoder.backend)
+
+
+def _compute(ctx: Context, state: State) -> None:
+    state.vectors, state.embedded = embed(ctx, "sentences", ctx.sentence_encoder, flat_texts(sentence_groups(ctx)),
+                                          cache_key(ctx), chunk=packed.CHUNK if ctx.packed_file else None)
+
+
+PART = Part(
+    "sentences", enabled=lambda o, r: o.sentences, costs=lambda o: {"sentences": 81.0}, compute=_compute,
+    write=lambda ctx, state, build_dir: write(build_dir, sentence_groups(ctx), state.vectors), state=State,
+    has_work=lambda ctx, state: misses(ctx.cache(cache_key(ctx)), flat_texts(sentence_groups(ctx))),
+    files=(SENTENCES, SENTENCE_VECTORS, SENTENCE_OFFSETS), key=lambda ctx, state: [cache_key(ctx)],
+    load=lambda data, entry: Evidence.load(data.path),
+    report=lambda state, reused: {"embedded_sentences": state.embedded})

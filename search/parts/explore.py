@@ -1,6 +1,7 @@
 """The topics and the map as a part of the index folder: computed at build time (topics.py, papermap.py), or a
 few new papers placed onto the previous build's, written, and loaded for the page. When nothing they depend on
-changed (`key`), the build takes the previous build's files whole (build.Part) and `adopt` gives each paper its topic."""
+changed (`key`), the build takes the previous build's files whole and `adopt` gives each paper its topic. `PART`
+declares it (parts.part.Part)."""
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +17,7 @@ from .. import papermap
 from .. import topics as tp
 from ..corpus import Paper
 from ..manifest import ExploreEntry
+from .part import Context, Part, announce
 
 FILES = (tp.TOPICS, papermap.MAP)
 # Topics and map are computed again when more than this share of the papers is new, edited or gone since
@@ -149,3 +151,45 @@ def load(path: Path, entry: ExploreEntry | None) -> tuple[list[tp.Topic], list[d
     if entry is None:
         return [], []
     return tp.read_topics(path / tp.TOPICS), papermap.read_map(path / papermap.MAP)
+
+
+# ---------------------------------------------------------------- the part, as the build and the engine see it
+
+@dataclass
+class State:
+    """What the topics and map stage holds in one build."""
+    # the previous build's topics and map to place a few new papers onto (`changes`), read once a build: the
+    # stage's check for work reads it (it tells a second's placing from a minute's computing) and compute uses it
+    found: Changes | None = None
+    looked: bool = False
+    computed: Explore | None = None
+
+
+def _found(ctx: Context, state: State) -> Changes | None:
+    if not state.looked:
+        state.found, state.looked = changes(ctx.previous, ctx.papers, ctx.vectors_key), True
+    return state.found
+
+
+def _key(ctx: Context, state: State) -> list[str]:
+    return [key(ctx.papers, ctx.corpus_fingerprint, ctx.vectors_key)]
+
+
+def _compute(ctx: Context, state: State) -> None:
+    state.computed = compute(ctx.papers, ctx.vectors, _key(ctx, state)[0], lambda stage: announce(ctx.progress, stage),
+                             ctx.vectors_key, _found(ctx, state))
+
+
+def _has_work(ctx: Context, state: State) -> bool:
+    """A few new papers placed onto the previous build's topics and map: a second; computed again otherwise.
+    (Taken whole when nothing they depend on changed: build.reusable.)"""
+    return _found(ctx, state) is None
+
+
+PART = Part(
+    "topics and map", enabled=lambda o, r: o.explore, costs=lambda o: {"topics": 4.0, "map": 5.0},
+    compute=_compute, write=lambda ctx, state, build_dir: write(build_dir, state.computed, ctx.papers),
+    state=State, has_work=_has_work, files=FILES, key=_key, rows=False,
+    adopt=lambda ctx, state: adopt(ctx.papers, ctx.previous), carry=lambda ctx, entry: carried(entry),
+    entry="explore", load=lambda data, entry: load(data.path, entry),
+    report=lambda state, reused: {"explore_reused": reused})

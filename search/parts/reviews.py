@@ -22,6 +22,7 @@ import numpy as np
 from ..corpus import Paper
 from .lexical import FILLER, Matrix, query_terms, tokenize
 from ..manifest import ReviewsEntry
+from .part import Context
 
 REVIEWS = "reviews.jsonl"
 OFFSETS = "reviews_offsets.npy"
@@ -91,7 +92,8 @@ class SearchPart:
 
 def build_search(papers: list[Paper]) -> SearchPart:
     """BM25 over every review's text fields, one document per field. A build whose reviews' texts are the
-    previous build's (`search_key`) takes that build's files whole instead (build.Part, `carried`)."""
+    previous build's (`search_key`) takes that build's files whole instead (`carried`; review_search.py
+    declares it as a part)."""
     fields: list[tuple[int, int, int]] = []
     docs: list[list[str]] = []
     for row, p in enumerate(papers):
@@ -205,3 +207,10 @@ def best_paragraph(text: str, terms: set[str], limit: int = 700) -> str:
 def load(path: Path, entry: ReviewsEntry | None, count: int,
          verify: Callable[..., None] = lambda *f: None) -> Reviews | None:
     return Reviews(path, entry, count, verify) if entry else None
+
+
+def key_of(ctx: Context) -> str:
+    """`search_key` of the build's papers, hashed once a build: the reviews' entry (the words stage's) and the
+    search's key both hold it."""
+    return ctx.derived("reviews' search key", lambda: search_key(ctx.papers))
+

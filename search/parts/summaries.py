@@ -19,6 +19,7 @@ import numpy as np
 
 from ..corpus import Paper
 from ..text import clean_for_model
+from .part import Context, Part, embed, misses
 
 VECTORS = "summaries.npy"
 OFFSETS = "summary_offsets.npy"
@@ -132,3 +133,38 @@ def rescore(rows: np.ndarray, scores: np.ndarray, view: np.ndarray, weight: floa
     total = (np.asarray(scores, dtype=float) + weight * np.asarray(view, dtype=float)) / (1 + weight)
     order = np.argsort(-total, kind="stable")
     return np.asarray(rows)[order], total[order]
+
+
+# ---------------------------------------------------------------- the part, as the build and the engine see it
+
+@dataclass
+class State:
+    """What the summaries' stage holds in one build."""
+    # each paper's summaries (paper_summaries), made once a build: whether the part applies, its key, its check
+    # for work, its embedding and its writing all read them
+    groups: list[list[str]] | None = None
+    vectors: np.ndarray | None = None
+
+
+def _groups(ctx: Context, state: State) -> list[list[str]]:
+    if state.groups is None:
+        state.groups = paper_summaries(ctx.papers) if any(p.reviews for p in ctx.papers) else []
+    return state.groups
+
+
+def _compute(ctx: Context, state: State) -> None:
+    state.vectors, _ = embed(ctx, "summaries", ctx.encoder, flat(_groups(ctx, state)), cache_key(ctx.vectors_key))
+
+
+def _write(ctx: Context, state: State, build_dir: Path) -> int:
+    return write(build_dir, _groups(ctx, state), state.vectors, paper_sources(ctx.papers))
+
+
+PART = Part(
+    "summaries", enabled=lambda o, r: o.summaries and r, costs=lambda o: {"summaries": 193.0}, compute=_compute,
+    write=_write, state=State,
+    has_work=lambda ctx, state: misses(ctx.cache(cache_key(ctx.vectors_key)), flat(_groups(ctx, state))),
+    files=(VECTORS, OFFSETS, SOURCES),
+    key=lambda ctx, state: [cache_key(ctx.vectors_key), digest(_groups(ctx, state)), SOURCES],
+    applies=lambda ctx, state: any(_groups(ctx, state)), what="reviewers' summaries",
+    load=lambda data, entry: Summaries.load(data.path, entry, len(data.papers), data.manifest.dimension))
