@@ -17,7 +17,7 @@ from views.map import map_view, topic_view
 from views.paper import author_view, paper_view
 from views.query import search_view
 from views.reading_list import list_view
-from views.sidebar import K_CHOICES, page_modes, sidebar
+from views.sidebar import K_CHOICES, K_DEFAULT, page_modes, sidebar
 from views.stats import stats_view
 
 INDEX_DIR = Path(os.environ.get("SEARCH_INDEX") or "index")
@@ -53,7 +53,7 @@ def main() -> None:
     setup = Setup(index_dir=INDEX_DIR, seed_dir=SEED_DIR, data=DATA, data_dir=DATA_DIR)
     engine = engine_or_stop(setup)
     ignored: list[str] = []
-    k = url_setting("k", 10, one_of(K_CHOICES), ", ".join(map(str, K_CHOICES)), ignored)
+    k = url_setting("k", K_DEFAULT, one_of(K_CHOICES), ", ".join(map(str, K_CHOICES)), ignored)
     modes = page_modes(engine)
     mode = url_setting("mode", DEFAULT_MODE, one_of(modes), ", ".join(modes), ignored)
     asked, bad = Filters.from_address({key: st.query_params.get_all(key) for key in st.query_params.keys()

@@ -70,7 +70,7 @@ def _table(header: str, result: Result, message: str) -> str:
         mark = "*" if h.paper.title_derived else " "
         title = textwrap.shorten(h.paper.title, max(20, width - 38), placeholder="…")
         shown = value(h.paper)
-        rating = f"{shown:5.2f}" if shown is not None else "    -"
+        rating = "    -" if shown is None else f"{shown:5d}" if isinstance(shown, int) else f"{shown:5.2f}"
         if moves:
             m = move(h.paper)
             rating += f" {m:+5.2f}" if m is not None and moved(h.paper) else "      "
@@ -82,8 +82,11 @@ def _table(header: str, result: Result, message: str) -> str:
     if any(h.paper.title_derived for h in result.hits):
         out.append("  * title derived from the abstract")
     if result.hits:
-        out.append(f"  columns: rank, {SCORE_NAMES.get(result.score_name, result.score_name)}: the list's "
-                   f"order, {sort.shows_name} (- none), " + ("its move since the previous fetch, " if moves else "")
+        score = SCORE_NAMES.get(result.score_name, result.score_name)
+        # a sorted list is in the sort's order, not the score's (the score says how well each answers the query)
+        said = f"{score}: the list's order, {sort.shows_name} (- none), " if sort.key is None else \
+            f"{score}, {sort.shows_name} (- none; the list is {sort.words}), "
+        out.append("  columns: rank, " + said + ("its move since the previous fetch, " if moves else "")
                    + ("decision, " if decided else "") + "id, title")
     return "\n".join(out)
 

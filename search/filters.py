@@ -831,6 +831,12 @@ class SortOrder(Filter):
         return {} if value == "relevance" else {self.key: [value]}
 
 
+def has_moves(papers: list[Paper]) -> bool:
+    """Whether any paper's mean rating has a value to have moved from (a previous fetch's, or its reviews' as
+    first posted): a venue list's records have none."""
+    return any(p.rating_from is not None for p in papers)
+
+
 # What changed since the previous fetch, as the `changed` filter names it: what each needs of the history
 CHANGES = {"new": "new submissions", "moved": "rating moved", "up": "rating moved up", "down": "rating moved down",
            "decision": "decision changed", "withdrawn": "withdrawn", "reviews": "new reviews"}
@@ -860,8 +866,13 @@ class Changed(Choices):
     def label(self, choice):
         return CHANGES.get(choice, choice)
 
+    def declared_facts(self):
+        return {"moves": has_moves}
+
     def widget_for(self, facts):
-        if not self.shown(facts):
+        # with one fetch, only the moves since the reviews were first posted: none where no record dates its
+        # reviews' versions (a venue list's), and the widget would only ever find nothing
+        if not self.shown(facts) or (facts.fetches < 2 and not facts.has("moves")):
             return None
         return self.widget if facts.fetches > 1 else replace(self.widget, label="Changed since first posted")
 
@@ -897,7 +908,10 @@ class MinMove(Minimum):
     noun: str = "move"
     widget: Widget | None = Widget("number", "Rating moved by at least", "up or down, since {baseline}", "any",
                                    step=0.25)
-    needs: tuple[str, ...] = ("fetches",)
+    needs: tuple[str, ...] = ("fetches", "moves")
+
+    def declared_facts(self):
+        return {"moves": has_moves}
 
     def widget_for(self, facts):
         if not self.shown(facts):
@@ -906,7 +920,7 @@ class MinMove(Minimum):
         return replace(self.widget, help=self.widget.help.format(baseline=since))
 
     def fit(self, value, facts):
-        if value is not None and (facts.fetches == 0 or not facts.has_ratings):
+        if value is not None and (facts.fetches == 0 or not facts.has_ratings or not facts.has("moves")):
             return None, [f"moved={value:g} (this index has no rating history)"]
         return value, []
 

@@ -363,6 +363,26 @@ def conference_app(iclr_index, monkeypatch):
     return AppTest.from_file(APP, default_timeout=120)
 
 
+def test_a_setting_put_back_to_its_default_leaves_the_address(conference_app):
+    """sort=relevance, mode=hybrid, k=10 and a cleared minimum say nothing the address without them does not."""
+    at = conference_app
+    at.query_params["q"] = "graph neural networks"
+    at.run()
+    at.selectbox(key="sort_w").select("rating").run()
+    at.radio(key="mode_w").set_value("semantic").run()
+    at.number_input(key="min_rating_w").set_value(6.0).run()
+    assert {k: at.query_params[k] for k in ("sort", "mode", "min_rating")} in (
+        {"sort": "rating", "mode": "semantic", "min_rating": "6"}, {"sort": ["rating"], "mode": ["semantic"],
+                                                                    "min_rating": ["6"]})
+    at.selectbox(key="sort_w").select("relevance").run()
+    at.radio(key="mode_w").set_value("hybrid").run()
+    at.number_input(key="min_rating_w").set_value(None).run()
+    at.selectbox(key="k_w").select(20).run()
+    at.selectbox(key="k_w").select(10).run()
+    assert not at.exception and not {"sort", "mode", "min_rating", "k"} & set(at.query_params)
+    assert at.query_params["q"] in ("graph neural networks", ["graph neural networks"])
+
+
 def test_cards_show_review_scores_and_the_list_sorts_by_them(conference_app):
     at = conference_app
     at.query_params["q"] = "graph neural networks"

@@ -110,3 +110,21 @@ def test_a_filter_is_applied_from_its_declaration_to_the_index_columns():
     assert mask(min_rating=5, decisions=("all",)).tolist() == [True, False, False]
     assert mask(min_scores=(("soundness", 2.5),), decisions=("active",)).tolist() == [True, False, False]
     assert np.array_equal(mask(decisions=("rejected", "undecided")), [False, True, True])
+
+
+def test_the_change_filters_hide_where_no_rating_can_have_moved():
+    """One build of venue lists is a history of one fetch whose papers date no review: "changed since first
+    posted" and "rating moved by at least" would only ever find nothing, so neither is offered."""
+    from dataclasses import replace as with_
+
+    from search.catalog import Catalog
+    from search.corpus import Paper
+    from search.filters import Changed, MinMove
+
+    listed = [Paper(id=f"p{i}", abstract="a", text="a", title="t", title_derived=False, avg_rating=6.0)
+              for i in range(3)]
+    for papers, shown in ((listed, False), ([with_(listed[0], rating_from=5.0), *listed[1:]], True)):
+        facts = Catalog(papers, fetches=1).facts
+        assert (Changed().widget_for(facts) is not None) is shown and (MinMove().widget_for(facts) is not None) is shown
+    assert Changed().widget_for(Catalog(listed, fetches=2).facts) is not None   # two fetches: new papers, decisions
+    assert Filters(min_move=0.5).fitted(Catalog(listed, fetches=1).facts).min_move is None

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 import streamlit as st
 
 from search.engine import Engine
-from search.filters import address_key
+from search.filters import FILTERS, address_key
 from search.render import plain_markdown
 
 
@@ -72,17 +72,22 @@ def toggle_list(pid: str, ids: list[str]) -> None:
     set_list([i for i in ids if i != pid] if pid in ids else [*ids, pid])
 
 
-def set_param(key: str, widget_key: str) -> None:
-    """A widget's callback: its value into the address under `key` (none: the key leaves it)."""
+def set_param(key: str, widget_key: str, default: object = None) -> None:
+    """A widget's callback: its value into the address under `key`; none, or its default (the page's, or what a
+    filter writes nothing for: sort=relevance), and the key leaves it."""
     value = st.session_state[widget_key]
-    if value is None or value == "" or value is False:  # an unticked box is no filter: nothing in the address
-        st.query_params.pop(key, None)
-    elif value is True:
-        st.query_params[key] = "1"
+    if value is True:
+        text: str | list = "1"
     elif isinstance(value, list):
-        st.query_params[key] = value
+        text = value
     else:
-        st.query_params[key] = f"{value:g}" if isinstance(value, float) else str(value)
+        text = "" if value is None or value is False else f"{value:g}" if isinstance(value, float) else str(value)
+    f = next((f for f in FILTERS if f.key == key), None)
+    values = text if isinstance(text, list) else [text]
+    if not any(values) or text == str(default) or (f is not None and not f.write(f.read({key: values})[0])):
+        st.query_params.pop(key, None)   # an unticked box, a cleared box or a default: nothing in the address
+    else:
+        st.query_params[key] = text
 
 
 def url_int(name: str, default: int) -> int:

@@ -32,6 +32,12 @@ def changes_panel(engine: Engine, full: bool = False) -> None:
                     "conference; each re-fetch then shows here what changed.")
         return
     c = engine.changes()
+    if c.first_posted and not engine.catalog.facts.has("moves"):
+        # one build of records that date no review's versions (venue lists): nothing has moved, nor can yet
+        if full:
+            st.info("This index's records carry no rating history yet (venue lists give each paper's ratings as "
+                    "they stand): a later build from newer records shows here what changed.")
+        return
     counts = {"new": len(c.new), "up": len(c.up), "down": len(c.down), "decision": len(c.decisions),
               "withdrawn": len(c.withdrawn), "reviews": len(c.new_reviews)}
     with st.container(border=True):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from search.engine import MODES, Engine
+from search.engine import DEFAULT_MODE, MODES, Engine
 from search.filters import FILTERS, Filter, Filters, IndexFacts, Widget
 from search.render import plain_markdown
 from search.saved import Saved, SavedError, add, forget, load, news, saved_file
@@ -16,6 +16,7 @@ from .build import get_engine
 from .cards import short
 
 K_CHOICES = [5, 10, 20, 50]
+K_DEFAULT = 10
 MODE_HELP = {"hybrid": "meaning and words together", "semantic": "meaning only", "keyword": "exact words (BM25)",
              "reviews": "what the reviews say (their words)"}
 
@@ -120,7 +121,7 @@ def sidebar(engine: Engine, index_dir: Path, k: int, mode: str, filters: Filters
         modes = page_modes(engine)
         synced("mode_w", mode)
         st.radio("Ranking", modes, key="mode_w", on_change=set_param,
-                 args=("mode", "mode_w"), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
+                 args=("mode", "mode_w", DEFAULT_MODE), format_func=lambda m: f"{m} — {MODE_HELP[m]}")
         for f in FILTERS:  # each filter's widget, where the index has what it needs (filters.FILTERS)
             if (w := f.widget_for(catalog.facts)) is not None:
                 filter_widget(f, w, getattr(filters, f.field), catalog.facts)
@@ -130,6 +131,6 @@ def sidebar(engine: Engine, index_dir: Path, k: int, mode: str, filters: Filters
         if engine.manifest.history:
             saved_sidebar(engine, index_dir)
         synced("k_w", k)
-        st.selectbox("Results", K_CHOICES, key="k_w", on_change=set_param, args=("k", "k_w"))
+        st.selectbox("Results", K_CHOICES, key="k_w", on_change=set_param, args=("k", "k_w", K_DEFAULT))
         m = engine.manifest
         st.caption(f"{m.count:,} papers · model {m.model.name.split('/')[-1]} · built {m.built_at}")
