@@ -31,6 +31,16 @@ def ordered(rows: Iterable[int], papers: list[Paper], sort: str) -> list[int]:
     return rows if key is None else sorted(rows, key=lambda r: key(papers[r]))
 
 
+# The rating scales venues use, by their top: 1-4 (CoRL 2024), 1-5 (ICML 2025), 1-6 (NeurIPS 2025), 1-10 (ICLR,
+# COLM, NeurIPS before 2025); a venue-year whose reviews never gave the top of its scale still reads as it
+RATING_TOPS = (4, 5, 6, 10)
+
+
+def scale_of(top: float) -> float:
+    """The top of the rating scale that holds this rating (the top itself above every known scale)."""
+    return next((t for t in RATING_TOPS if top <= t), float(np.ceil(top)))
+
+
 MASKS_KEPT = 32  # distinct filters' masks a catalogue keeps (70,130 papers: 70 KB each)
 
 
@@ -122,6 +132,33 @@ class Catalog:
             for pid in [p.id, *p.aliases]:
                 row_of.setdefault(pid, row)
         return row_of
+
+    @cached_property
+    def _scales(self) -> tuple[np.ndarray, list[str]]:
+        """Each row's rating scale, as an index into the labels ("CoRL 2024 up to 4"; -1: no rating): the
+        scale that holds the top rating any review of its venue-year gave. Venue lists do not name their
+        scales, and they differ (CoRL 2024 rates 1 to 4, COLM and ICLR 1 to 10)."""
+        places = [venue_parts(p)[:2] for p in self.papers]
+        top: dict = {}
+        for place, p in zip(places, self.papers):
+            said = [*p.ratings, *([p.avg_rating] if p.avg_rating is not None else [])]
+            if said:
+                top[place] = max(top.get(place, 0.0), *said)
+        said = {(c, y): f"{' '.join(x for x in (c, str(y or '')) if x) or 'no venue'} up to {scale_of(v):g}"
+                for (c, y), v in top.items()}
+        labels = sorted(set(said.values()))
+        label_of = {place: labels.index(label) for place, label in said.items()}
+        return np.array([label_of.get(pl, -1) for pl in places], dtype=np.int32), labels
+
+    def mixed_scales(self, rows: Iterable[int] | np.ndarray | None = None) -> list[str]:
+        """The venue-years and their rating scales among these rows (a mask, row numbers, or None: all), where
+        they differ: ratings on different scales compared as numbers mislead a sort or a minimum. [] where one."""
+        column, labels = self._scales
+        picked = column if rows is None else column[np.asarray(list(rows) if not isinstance(rows, np.ndarray)
+                                                              else rows)]
+        found = [labels[i] for i in np.unique(picked) if i >= 0]
+        tops = {label.rsplit(" up to ", 1)[1] for label in found}
+        return found if len(tops) > 1 else []
 
     @property
     def sub_scores(self) -> dict[str, np.ndarray]:

@@ -373,9 +373,14 @@ class Engine:
         rows, scores, rescored = self._rescored(q, rows, scores, score_name, n)
         score_of = dict(zip(rows[:n].tolist(), np.asarray(scores[:n], dtype=float).tolist()))
         floor_scores, floor = self._floor(q, blended, score_name)
-        rows, kept = self._order(rows[:n].tolist(), floor_scores, sort, k, floor)
+        pool = rows[:n].tolist()
+        rows, kept = self._order(pool, floor_scores, sort, k, floor)
         hits = self._found(q, rows, score_of, evidence, rescored)
         notices, unembedded = self._notices(q, hits, unsorted, mask)
+        if sort != "relevance":
+            pool = above_floor(pool, floor_scores(pool), floor)   # what the sort re-ordered
+        if said := self._mixed_scales(filters, sort, pool):
+            notices.append(said)
         return Result(hits, notices, q.truncated, mode, q.terms, q.language,
                       "english" if q.ml is None else "multilingual", score_name, q.kind, sort, kept,
                       by_words=q.by_words, unembedded=unembedded)
@@ -459,6 +464,24 @@ class Engine:
                 if h.cosine is not None:
                     h.passage = self._summary_said(row, q.vec, h.cosine, q.terms)
         return hits
+
+    def _mixed_scales(self, filters: Filters, sort: str, pool: list[int]) -> Notice | None:
+        """Where a list is sorted by the reviews' numbers and its papers' venues rate on different scales, or a
+        minimum rating applies across such venues (it leaves out every paper of the smaller scale), say so."""
+        named = sort_named(sort, self.catalog.sub_scores)
+        if filters.min_rating is not None:
+            rows = self.catalog.mask(replace(filters, min_rating=None))
+        elif sort != "relevance" and named.needs == "has_ratings":
+            rows = pool
+        else:
+            return None
+        by_top: dict[str, list[str]] = {}
+        for label in self.catalog.mixed_scales(rows):
+            name, top = label.rsplit(" up to ", 1)
+            by_top.setdefault(top, []).append(name)
+        said = [f"up to {top}: " + ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+                for top, names in sorted(by_top.items(), key=lambda kv: -float(kv[0]))]
+        return notice("mixed scales", scales="; ".join(said)) if said else None
 
     def _notices(self, q: Read, hits: list[Hit], unsorted: Notice | None,
                  mask: np.ndarray | None) -> tuple[list[Notice], int]:

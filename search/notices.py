@@ -14,6 +14,8 @@ WORDS = {
     "no paper": "No {other}paper matches these filters.",
     "no ratings": "This index has no review ratings (the seed lists carry none), so the list is by relevance.",
     "no citations": "This index has no citation counts (only venue lists carry them), so the list is by relevance.",
+    "mixed scales": ("These papers' venues rate on different scales ({scales}): sorted or filtered by rating, "
+                     "they compare unlike numbers. Choose one venue to compare within it."),
     "no multilingual": (
         "This query looks like another language ({language}), and this index was built without the "
         "multilingual space (--no-multilingual), so it can only match English. Rebuild it with "

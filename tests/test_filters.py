@@ -128,3 +128,30 @@ def test_the_change_filters_hide_where_no_rating_can_have_moved():
         assert (Changed().widget_for(facts) is not None) is shown and (MinMove().widget_for(facts) is not None) is shown
     assert Changed().widget_for(Catalog(listed, fetches=2).facts) is not None   # two fetches: new papers, decisions
     assert Filters(min_move=0.5).fitted(Catalog(listed, fetches=1).facts).min_move is None
+
+
+def test_ratings_on_different_scales_are_named_where_a_sort_or_a_minimum_compares_them():
+    """CoRL 2024 rates 1 to 4 and COLM 1 to 10: a list sorted by rating across both puts every CoRL paper last,
+    and a minimum of 5 leaves them all out. The list says so, naming the venues by their scales."""
+    from types import SimpleNamespace
+
+    from search.catalog import Catalog
+    from search.corpus import Paper
+    from search.engine import Engine
+
+    def paper(i: int, conference: str, year: int, ratings: list[float]) -> Paper:
+        return Paper(id=f"p{i}", abstract="a", text="a", title="t", title_derived=False, conference=conference,
+                     year=year, ratings=ratings, avg_rating=sum(ratings) / len(ratings))
+
+    papers = [paper(0, "CoRL", 2024, [3, 4]), paper(1, "COLM", 2024, [6, 8]), paper(2, "COLM", 2025, [5, 7]),
+              paper(3, "COLM", 2024, [9, 10])]
+    catalog = Catalog(papers)
+    assert catalog.mixed_scales() == ["COLM 2024 up to 10", "COLM 2025 up to 10", "CoRL 2024 up to 4"]
+    assert catalog.mixed_scales([1, 2, 3]) == []   # one scale among these rows: nothing to say
+    engine = SimpleNamespace(catalog=catalog)
+    said = Engine._mixed_scales(engine, Filters(), "rating", [0, 1, 2])
+    assert said.words.startswith("These papers' venues rate on different scales (up to 10: COLM 2024, COLM 2025; "
+                                 "up to 4: CoRL 2024)")
+    assert Engine._mixed_scales(engine, Filters(), "relevance", [0, 1]) is None   # relevance compares no rating
+    assert Engine._mixed_scales(engine, Filters(), "cited", [0, 1]) is None
+    assert Engine._mixed_scales(engine, Filters(min_rating=5.0), "relevance", []) is not None  # the minimum's rows
