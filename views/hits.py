@@ -2,6 +2,7 @@
 like them fared, and where work like them appears (the search, a paper's and the uploads' views share them)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -30,6 +31,14 @@ def show_hits(engine: Engine, index_dir: Path, result: Result, key: str, listed:
     show_cards(result_cards(engine, result, listed), key, listed)
 
 
+def lazy_panel(label: str, key: str, draw: Callable[[], None]) -> None:
+    """A folded panel whose content is computed only once opened (the expander reruns the page then): a query
+    pays nothing for it."""
+    with st.expander(label, key=key, on_change="rerun"):
+        if st.session_state.get(key):
+            draw()
+
+
 def fared_panel(engine: Engine, index_dir: Path, query: str = "", pid: str = "", texts: list[str] = (),
                 key: str = "") -> None:
     """How the nearest submissions fared, beside the area and the venue: a chart with its numbers in words."""
@@ -39,11 +48,8 @@ def fared_panel(engine: Engine, index_dir: Path, query: str = "", pid: str = "",
         st.caption("How submissions like this fared comes once the abstracts are embedded (it compares "
                    f"meanings). {meaning_note(build_status(index_dir))}")
         return
-    # computed only once opened (the expander reruns the page then): a query pays nothing for it
-    with st.expander(f"How submissions like this fared (the {FARED_K} nearest, every decision)",
-                     key=f"fared-open-{key}", on_change="rerun"):
-        if not st.session_state.get(f"fared-open-{key}"):
-            return
+
+    def draw() -> None:
         fared = engine.fared(query=query, pid=pid, texts=texts, k=FARED_K)
         st.plotly_chart(fared_figure(fared), width="stretch", key=f"fared-{key}", config={"displayModeBar": False})
         st.markdown("\n".join(f"- **{plain_markdown(name)}**: {plain_markdown(fate.words())}"
@@ -52,16 +58,16 @@ def fared_panel(engine: Engine, index_dir: Path, query: str = "", pid: str = "",
                    "its own neighbours, a submission's neighbours' accepted share tells accepted from rejected "
                    "ones little better than its area's rate (benchmarks/results/fared.md).")
 
+    lazy_panel(f"How submissions like this fared (the {FARED_K} nearest, every decision)", f"fared-open-{key}", draw)
+
 
 def where_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str] = (), key: str = "") -> None:
     """Where work like this appears: the venues and years of the nearest papers, and how they fared where a
     venue-year's record holds its rejections. Only on an index of more than one venue-year."""
     if len(engine.venue_years()) < 2 or not engine.has_vector(pid or None):
         return
-    with st.expander(f"Where work like this appears (the {FARED_K} nearest papers' venues and years)",
-                     key=f"where-open-{key}", on_change="rerun"):
-        if not st.session_state.get(f"where-open-{key}"):
-            return
+
+    def draw() -> None:
         fared = engine.fared(query=query, pid=pid, texts=texts, k=FARED_K)
         st.plotly_chart(where_figure(fared.places), width="stretch", key=f"where-{key}",
                         config={"displayModeBar": False})
@@ -69,3 +75,6 @@ def where_panel(engine: Engine, query: str = "", pid: str = "", texts: list[str]
         st.caption("This describes where similar papers appear and, where a venue's record holds its rejections, "
                    "how they fared there; it does not predict where a paper would be accepted. A list of accepted "
                    "papers only gives no rate: it does not name the papers it left out.")
+
+    lazy_panel(f"Where work like this appears (the {FARED_K} nearest papers' venues and years)", f"where-open-{key}",
+               draw)
