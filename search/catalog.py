@@ -41,6 +41,18 @@ def scale_of(top: float) -> float:
     return next((t for t in RATING_TOPS if top <= t), float(np.ceil(top)))
 
 
+def scales_words(labels: list[str], names: int = 4) -> str:
+    """Catalog.mixed_scales's labels by scale, largest first: "up to 10: COLM 2024, ICLR 2017 and 3 more; up to
+    4: CoRL 2024" ("" for none)."""
+    by_top: dict[str, list[str]] = {}
+    for label in labels:
+        name, top = label.rsplit(" up to ", 1)
+        by_top.setdefault(top, []).append(name)
+    return "; ".join(f"up to {top}: " + ", ".join(said[:names]) + (f" and {len(said) - names} more"
+                                                                   if len(said) > names else "")
+                     for top, said in sorted(by_top.items(), key=lambda kv: -float(kv[0])))
+
+
 MASKS_KEPT = 32  # distinct filters' masks a catalogue keeps (70,130 papers: 70 KB each)
 
 
@@ -159,6 +171,10 @@ class Catalog:
         found = [labels[i] for i in np.unique(picked) if i >= 0]
         tops = {label.rsplit(" up to ", 1)[1] for label in found}
         return found if len(tops) > 1 else []
+
+    def scales_said(self, rows: Iterable[int] | np.ndarray | None = None) -> str:
+        """`mixed_scales` in words, by scale ("up to 10: COLM 2024 ...; up to 4: CoRL 2024"); "" where one."""
+        return scales_words(self.mixed_scales(rows))
 
     @property
     def sub_scores(self) -> dict[str, np.ndarray]:

@@ -475,13 +475,8 @@ class Engine:
             rows = pool
         else:
             return None
-        by_top: dict[str, list[str]] = {}
-        for label in self.catalog.mixed_scales(rows):
-            name, top = label.rsplit(" up to ", 1)
-            by_top.setdefault(top, []).append(name)
-        said = [f"up to {top}: " + ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-                for top, names in sorted(by_top.items(), key=lambda kv: -float(kv[0]))]
-        return notice("mixed scales", scales="; ".join(said)) if said else None
+        said = self.catalog.scales_said(rows)
+        return notice("mixed scales", scales=said) if said else None
 
     def _notices(self, q: Read, hits: list[Hit], unsorted: Notice | None,
                  mask: np.ndarray | None) -> tuple[list[Notice], int]:

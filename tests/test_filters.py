@@ -148,6 +148,7 @@ def test_ratings_on_different_scales_are_named_where_a_sort_or_a_minimum_compare
     catalog = Catalog(papers)
     assert catalog.mixed_scales() == ["COLM 2024 up to 10", "COLM 2025 up to 10", "CoRL 2024 up to 4"]
     assert catalog.mixed_scales([1, 2, 3]) == []   # one scale among these rows: nothing to say
+    assert catalog.scales_said() == "up to 10: COLM 2024, COLM 2025; up to 4: CoRL 2024"   # the statistics' words
     engine = SimpleNamespace(catalog=catalog)
     said = Engine._mixed_scales(engine, Filters(), "rating", [0, 1, 2])
     assert said.words.startswith("These papers' venues rate on different scales (up to 10: COLM 2024, COLM 2025; "

@@ -50,12 +50,16 @@ def stats_view(engine: Engine) -> None:
     groups = once(engine, "stats groups", lambda: dict(stats_groups(engine.papers, engine.catalog.topics)))
     whole = groups["all"][0]
     rated = whole.rated > 0
-    st.subheader("The conference at a glance")
+    scales = engine.catalog.scales_said()
+    st.subheader("The conference at a glance" if not scales else "The index at a glance")
     if rated:
         st.caption(f"{papers_words(submissions(engine.papers), whole.papers)}, {whole.orals:,} orals "
                    f"({share(whole.oral_share)}); {whole.rated:,} "
                    f"with public reviews, mean rating {whole.mean:.2f} (median {whole.median:.2f}). Each box spans "
                    "the middle half of its papers' mean ratings, the line inside is the median.")
+        if scales:  # a mean over 1-4 and 1-10 ratings is no venue's: the table by venue and year compares within each
+            st.warning(f"Its venues rate on different scales ({scales}): the ratings over all of "
+                       "them mix unlike numbers. The table by venue and year gives each its own.")
     else:
         st.caption(f"{whole.papers:,} papers. This index holds no review ratings (the seed lists have none): "
                    "the figures below count papers. The conference fetched from OpenReview "
