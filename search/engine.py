@@ -377,12 +377,10 @@ class Engine:
         rows, kept = self._order(pool, floor_scores, sort, k, floor)
         hits = self._found(q, rows, score_of, evidence, rescored)
         notices, unembedded = self._notices(q, hits, unsorted, mask)
-        if sort != "relevance":
-            pool = above_floor(pool, floor_scores(pool), floor)   # what the sort re-ordered
-        if said := self._mixed_scales(filters, sort, pool):
+        if said := self._mixed_scales(filters, sort, kept if sort != "relevance" else pool):  # what was ordered
             notices.append(said)
         return Result(hits, notices, q.truncated, mode, q.terms, q.language,
-                      "english" if q.ml is None else "multilingual", score_name, q.kind, sort, kept,
+                      "english" if q.ml is None else "multilingual", score_name, q.kind, sort, len(kept),
                       by_words=q.by_words, unembedded=unembedded)
 
     def _read(self, query: str, mode: str, mask: np.ndarray | None) -> Read | Result:
@@ -529,13 +527,14 @@ class Engine:
         return reviews.Passage(row, review.get("reviewer", ""), "summary",
                                reviews.best_paragraph(review["summary"], terms), best)
 
-    def _order(self, rows: list[int], scores, sort: str, k: int, floor: float = COSINE_FLOOR) -> tuple[list[int], int]:
-        """The first k rows under the sort, and how many it kept: by relevance all of them; sorted, those
-        whose score (`scores(rows)`: cosines unless said) is above the floor, re-ordered."""
+    def _order(self, rows: list[int], scores, sort: str, k: int,
+               floor: float = COSINE_FLOOR) -> tuple[list[int], list[int]]:
+        """The first k rows under the sort, and the rows it kept and re-ordered: by relevance none (all rows
+        stand as ranked); sorted, those whose score (`scores(rows)`: cosines unless said) is above the floor."""
         if sort == "relevance":
-            return rows[:k], 0
+            return rows[:k], []
         kept = above_floor(rows, scores(rows), floor)
-        return ordered(kept, self.papers, sort)[:k], len(kept)
+        return ordered(kept, self.papers, sort)[:k], kept
 
     def similar(self, ids: list[str], k: int = 10, filters: Filters = NO_FILTERS, mode: str = "hybrid") -> Result:
         """The papers nearest to the given ones together, never one of them.
@@ -571,10 +570,10 @@ class Engine:
         else:
             found = rk.dense(vec, n, mask).tolist()
             score_of, score_name = None, "cosine"
-        found, matched = self._order(found, lambda r: rk.cosines(r, vec), sort, k)
+        found, kept = self._order(found, lambda r: rk.cosines(r, vec), sort, k)
         return Result(self._hits(found, score_of, rk.cosines(found, vec).tolist()), [n for n in [unsorted] if n],
                       mode=mode,
-                      score_name=score_name, sort=sort, matched=matched)
+                      score_name=score_name, sort=sort, matched=len(kept))
 
     def like_texts(self, texts: list[str], k: int = 10, filters: Filters = NO_FILTERS) -> Result:
         """Papers like some texts (uploaded abstracts or titles). One text is a query: ranked as the same text
@@ -603,13 +602,13 @@ class Engine:
         scores = rk.svm_scores([], extra)
         found = top_rows(scores if mask is None else np.where(mask, scores, -np.inf), n).tolist()
         centre = unit(extra.mean(axis=0))
-        found, matched = self._order(found, lambda r: rk.cosines(r, centre), sort, k)
+        found, kept = self._order(found, lambda r: rk.cosines(r, centre), sort, k)
         hits = self._hits(found, {r: float(scores[r]) for r in found}, rk.cosines(found, centre).tolist())
         # each text's own closest paper: a list of far texts is far even when their centre happens not to be
         with_vectors = rk.vectors if rk.embedded is None else rk.vectors[rk.embedded]
         best = (with_vectors @ extra.T).max(axis=0) if len(with_vectors) else np.zeros(len(texts))
         told = [n for n in (unsorted, nothing_close_upload(texts, best)) if n]
-        return Result(hits, told, mode="svm", score_name="SVM", sort=sort, matched=matched)
+        return Result(hits, told, mode="svm", score_name="SVM", sort=sort, matched=len(kept))
 
     def review_record(self, pid: str) -> dict:
         """A paper's decision, meta-review and every review with its scores and texts, read from the index's
