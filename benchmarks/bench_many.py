@@ -14,6 +14,10 @@ this machine; then one more venue added to it.
    collection's texts that the venue and the seeds do not hold), timed on a sample and scaled by tokens.
 3. One venue added: the same command with --add among the lists, on the same index and cache: its time to every
    paper ranked by meaning against a plain encode of that venue's own texts, timed whole (target: floor + 30 s).
+--again: step 3 alone, on an earlier run's OUT (its whole collection's rows kept from OUT/marks.json): the
+collection rebuilt into OUT/index-again from a copy of OUT/cache without the added venue's vectors and records
+(every other vector cached, each other file's records kept, as a user who built the collection has them), then
+the venue added to it, timed.
 The page's timings at this size come from benchmarks/bench_page.py and bench_load.py on OUT/index.
 """
 from __future__ import annotations
@@ -36,10 +40,10 @@ LISTS = ROOT.parent / "shared" / "data" / "paperlists"
 WORDS_WITHIN, BOUND, ADD_SLACK = 120, 1.2, 30
 
 
-def texts_of(inputs: list[Path]) -> list[str]:
+def texts_of(inputs: list[Path], cache: Path | None = None) -> list[str]:
     from search.corpus import load_corpus
 
-    papers, _ = load_corpus(inputs, skip_bad=True)
+    papers, _ = load_corpus(inputs, skip_bad=True, cache_dir=cache)
     return list(dict.fromkeys(p.text for p in papers))
 
 
@@ -92,6 +96,55 @@ def run(args) -> dict:
     return marks
 
 
+def again(args) -> dict:
+    """Step 3 on an earlier run's folder: the collection without the venue rebuilt (nothing to embed) into
+    OUT/index-again from a cache that lacks only the venue's vectors and records, then the venue added."""
+    from search.record_cache import FOLDER
+    from search.text import text_hash
+
+    out = args.out
+    marks = json.loads((out / "marks.json").read_text())
+    added, lists_a, lists_b = args.lists / args.add, out / "lists", out / "lists-added"
+    before = set(texts_of([ROOT / "seeds", args.venue, lists_a], out / "texts-cache"))
+    new = [t for t in texts_of([added], out / "texts-cache") if t not in before]
+    cache = out / "cache-again"
+    if cache.exists():
+        shutil.rmtree(cache)
+    subprocess.run(["cp", "-al", str(out / "cache"), str(cache)], check=True)
+    drop = {text_hash(t) for t in new}
+    for keys_file in cache.glob("*/shard-*.json"):  # a shard holding the venue's vectors written again without them
+        keys = json.loads(keys_file.read_text())
+        if drop.isdisjoint(keys):
+            continue
+        import numpy as np
+        vectors = np.load(keys_file.with_suffix(".npy"))
+        kept = [i for i, k in enumerate(keys) if k not in drop]
+        keys_file.unlink()
+        keys_file.with_suffix(".npy").unlink()
+        if kept:
+            np.save(keys_file.with_suffix(".npy"), vectors[kept])
+            keys_file.write_text(json.dumps([keys[i] for i in kept]))
+    shutil.rmtree(cache / FOLDER, ignore_errors=True)  # every file's records read again by the rebuild below
+    index = out / "index-again"
+    for old in (index, out / ".index-again.versions"):
+        if old.is_symlink() or old.is_file():
+            old.unlink()
+        elif old.exists():
+            shutil.rmtree(old)
+    options = ("--cache", str(cache))
+    marks["again"] = build(["seeds", str(args.venue), str(lists_a)], index, time.perf_counter() + 3600, options)
+    marks["again load before"] = os.getloadavg()
+    marks["again started"] = time.strftime("%H:%M UTC", time.gmtime())
+    marks["added"] = build(["seeds", str(args.venue), str(lists_b)], index, time.perf_counter() + 3600, options)
+    marks["added"]["to embed"] = to_embed(out / "build.log")
+    shutil.copy(out / "build.log", out / "build-added.log")
+    marks["floor added"] = floor_of(new, sample_size=len(new))
+    marks["again load after"] = os.getloadavg()
+    marks["added again"] = True
+    (out / "marks.json").write_text(json.dumps(marks, indent=1, default=str))
+    return marks
+
+
 def record(marks: dict, args) -> None:
     from search.encoding.embed import cpu_description
 
@@ -125,8 +178,12 @@ def record(marks: dict, args) -> None:
                      f"{whole['left']:,} still to embed | {fw['seconds']:.1f} | |")
     lines += ["", f"Floor: {fw['tokens']:,} tokens (cut at 256) at {fw['rate']:,.0f} tokens/s ({fw['per_second']:.1f} "
               f"texts/s over a sample of {fw['sample']}, {fw['backend']}, measured after the build).", "",
-              f"## One venue added (`{marks['add']}`)", "",
-              "| from the build's start to | seconds | floor | target |", "|---|---|---|---|",
+              f"## One venue added (`{marks['add']}`)", ""]
+    if marks.get("added again"):
+        lines += [f"Measured again at {marks['again started']} (`--again`): the collection rebuilt without the venue from "
+                  "a copy of the cache that lacked only its vectors and records, then the venue added. Load average "
+                  f"(1 min) before {marks['again load before'][0]:.2f}, after {marks['again load after'][0]:.2f}.", ""]
+    lines += ["| from the build's start to | seconds | floor | target |", "|---|---|---|---|",
               f"| the collection with the new venue answering by words | {added.get('words', float('nan')):.1f} | | |"]
     if "all meaning" in added:
         lines.append(f"| every paper ranked by meaning ({added.get('to embed', 0):,} abstracts embedded: the new "
@@ -151,10 +208,12 @@ def main() -> None:
     ap.add_argument("--record", default="many.md")
     ap.add_argument("--deadline", type=float, default=4 * 3600)
     ap.add_argument("--rewrite", action="store_true", help="the record again from OUT/marks.json")
+    ap.add_argument("--again", action="store_true", help="step 3 alone, on an earlier run's OUT")
     args = ap.parse_args()
     args.out = args.out or Path(tempfile.mkdtemp(prefix="many-"))
     args.out.mkdir(parents=True, exist_ok=True)
-    marks = json.loads((args.out / "marks.json").read_text()) if args.rewrite else run(args)
+    marks = (json.loads((args.out / "marks.json").read_text()) if args.rewrite
+             else again(args) if args.again else run(args))
     record(marks, args)
 
 

@@ -55,9 +55,13 @@ class BuildReport:
     history: object = None             # the manifest's history entry (manifest.HistoryEntry), None without
 
 
-def inputs_digest(inputs: list[Path]) -> str:
-    """sha256 over the input files' names and bytes, in any order: equal digests, equal index inputs."""
-    parts = sorted(f"{f.name}\t{ix.file_digest(f)}" for f in input_files(inputs))
+def inputs_digest(inputs: list[Path], digests: dict[Path, str] | None = None) -> str:
+    """sha256 over the input files' names and bytes, in any order: equal digests, equal index inputs.
+    `digests` gets each file's own."""
+    digests = {} if digests is None else digests
+    for f in input_files(inputs):
+        digests[f] = ix.file_digest(f)
+    parts = sorted(f"{f.name}\t{d}" for f, d in digests.items())
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -76,6 +80,7 @@ class Build:
     started: float = 0.0
     previous: Path | None = None        # the build published before this one started (parts to reuse)
     papers: list[Paper] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)  # BM25 tokens of the records' texts, as read (joined)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -211,8 +216,10 @@ def _published(out: Path) -> Path | None:
 
 
 def _read(b: Build) -> None:
-    b.digest = inputs_digest(b.inputs)
-    b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad, notes=b.notes)
+    digests: dict[Path, str] = {}
+    b.digest = inputs_digest(b.inputs, digests)
+    b.papers, b.skipped = load_corpus(b.inputs, skip_bad=b.options.skip_bad, notes=b.notes,
+                                      cache_dir=b.cache_dir, digests=digests, tokens=b.tokens)
     b.corpus_fingerprint = ix.corpus_fingerprint(b.papers)
     h = hashlib.sha256()
     for p in b.papers:
@@ -357,7 +364,7 @@ def _write_words(b: Build, build_dir: Path) -> None:
         previous = b.reuse["abstracts"][1]
         b.entries.update(index=previous.index, lexical=previous.lexical, query_encoder=previous.query_encoder)
         return
-    b.entries["lexical"] = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR)
+    b.entries["lexical"] = lexical.build([p.text for p in b.papers], build_dir / lexical.BM25_DIR, b.tokens)
     b.entries["query_encoder"] = (qe.write_encoder(build_dir, b.onnx_file)
                                   if b.onnx_file and o.query_encoder else None)
     if "abstracts" not in b.done:
@@ -377,8 +384,23 @@ def _write_abstracts(b: Build, build_dir: Path) -> None:
         return
     with b.timed("faiss"):
         b.entries["index"] = vectors_entry(ix.write_vectors(build_dir / ix.VECTORS, b.vectors,
-                                                            b.options.index_spec))
+                                                            b.options.index_spec, trained=_trained(b)))
     b.entries["unembedded"] = 0
+
+
+def _trained(b: Build) -> tuple[Path, dict] | None:
+    """The previous build's vectors file and manifest entry, where it was trained (an approximate index) and
+    holds nearly all of these papers (ix.RETRAIN_BELOW): other papers' centroids would not fit these."""
+    entry = b.previous_manifest.index if b.previous_manifest else None
+    if entry is None or not entry.trained_on:
+        return None
+    try:
+        before = ix.read_ids(b.previous / ix.PAPERS)
+    except (OSError, ValueError):
+        return None
+    if sum(p.id in before for p in b.papers) < ix.RETRAIN_BELOW * len(b.papers):
+        return None
+    return b.previous / ix.VECTORS, {"factory": entry.factory, "trained_on": entry.trained_on}
 
 
 # ---------------------------------------------------------------- parts taken whole from the previous build
@@ -477,9 +499,11 @@ def _publish(b: Build, quiet: bool = False) -> Path:
     partial = "words" in written and "abstracts" not in b.done and "abstracts" not in written
     rewritten = {ix.VECTORS, ix.UNEMBEDDED} if partial or ("abstracts" in b.done and "abstracts" not in written) \
         else set()
-    known = _link_previous_stage(b, build_dir, rewritten, papers=partial) if b.last else {}
+    # the papers as the words stage wrote them where no stage since sets theirs (only their vectors are new)
+    same_papers = bool(b.last) and "words" in written and set(b.done) - written <= {"abstracts"}
+    known = _link_previous_stage(b, build_dir, rewritten, papers=same_papers) if b.last else {}
     b.linked = {}
-    if not (partial and b.last):  # the papers as the words stage wrote them: only their vectors are new
+    if not same_papers:
         ix.write_papers(build_dir / ix.PAPERS, b.papers)
     for stage in b.done:
         if stage not in written:

@@ -9,7 +9,9 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from . import decoding, venuelists
+from . import decoding, record_cache, venuelists
+from .parts.lexical import tokenize
+from .record_cache import file_digest
 from .text import clean_for_model, id_from_digest, match_digest, match_key, strip_control
 from .titles import derive_title
 
@@ -117,8 +119,9 @@ class Paper(Fields):
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-# the keys of a paper as papers.jsonl holds it (Paper.to_dict)
-_WRITTEN = frozenset(Paper.__dataclass_fields__) - set(RECORD_ONLY)
+# the keys of a paper as papers.jsonl holds it (Paper.to_dict), in the order written
+WRITTEN = tuple(name for name in Paper.__dataclass_fields__ if name not in RECORD_ONLY)
+_WRITTEN = frozenset(WRITTEN)
 
 
 @dataclass
@@ -130,9 +133,23 @@ class Record(Fields):
     id: str = ""
     title: str = ""
     key: str = ""            # match_digest(abstract): made once, it groups copies of one abstract
+    # the model's text of this record alone (title and abstract cleaned): its paper's where it is the only
+    # source, made when read so the record cache keeps it (cleaning was 13 s of 70,130 papers' merge, cProfile)
+    text: str = ""
+    # its text's BM25 tokens (parts.lexical.tokenize) joined by spaces, kept by the record cache too: tokenizing
+    # 70,130 papers' texts took 15 s of a build's BM25 (py-spy); one string, not 8 million, held while it runs
+    tokens: str | None = None
 
     def __post_init__(self):
         self.key = self.key or match_digest(self.abstract)
+        self.text = self.text or model_text(self.title, self.abstract)
+        if self.tokens is None:
+            self.tokens = " ".join(tokenize(self.text))
+
+
+def model_text(title: str, abstract: str) -> str:
+    """What the model and BM25 read of a paper: a real title is part of what it is about."""
+    return clean_for_model(f"{title}. {abstract}" if title else abstract)
 
 
 # ---------------------------------------------------------------- files
@@ -462,8 +479,21 @@ COMMON_SHINGLE = 64       # a phrase in more seed lines than this ("in this pape
 def shingles(text: str) -> set[tuple[str, ...]]:
     """The 3-word phrases of the cleaned, casefolded text, words split at white space (punctuation stays
     with its word: a regular expression's words took four times as long at 19,630 abstracts)."""
-    words = clean_for_model(text).casefold().split()
+    return _phrases(clean_for_model(text))
+
+
+def _phrases(cleaned: str) -> set[tuple[str, ...]]:
+    words = cleaned.casefold().split()
     return set(zip(*(words[i:] for i in range(SHINGLE_WORDS))))
+
+
+def record_shingles(rec: Record) -> set[tuple[str, ...]]:
+    """shingles(rec.abstract), from the record's cleaned text where it begins with its cleaned title (every one
+    of 8,000 records sampled from the shared lists and ICLR 2026 did): its abstract's cleaning is the rest."""
+    head = clean_for_model(rec.title) + ". " if rec.title else ""
+    if rec.text.startswith(head):
+        return _phrases(rec.text[len(head):])
+    return shingles(rec.abstract)
 
 
 def jaccard(a: set, b: set) -> float:
@@ -561,7 +591,7 @@ def near_duplicates(groups: dict[str, list[Record]], owner: dict[str, Record],
     seeds = [k for k in groups if k not in owner]
     if not seeds or not owner:
         return {}
-    phrases = {k: shingles(groups[k][0].abstract) for k in seeds}
+    phrases = {k: record_shingles(groups[k][0]) for k in seeds}
     seeds = [k for k in seeds if len(phrases[k]) >= MIN_SHINGLES]
     index: dict[tuple, list[int]] = {}
     for n, k in enumerate(seeds):
@@ -569,7 +599,7 @@ def near_duplicates(groups: dict[str, list[Record]], owner: dict[str, Record],
             index.setdefault(h, []).append(n)
     best: dict[int, tuple[float, str]] = {}
     for key, rec in owner.items() if seeds else ():
-        theirs = shingles(rec.abstract)
+        theirs = record_shingles(rec)
         shared_any = theirs & index.keys()
         if len(theirs) < MIN_SHINGLES or len(shared_any) < NEAR_DUPLICATE * len(theirs):
             continue
@@ -604,9 +634,16 @@ def _first(group: list[Record], name: str):
                 getattr(group[0], name))
 
 
+# the fields a paper of one record takes from it as they are (every rule gives the one record's), but the reviews'
+_OWN = tuple(f.name for f in FIELDS if merge_rule(f) != REVIEWS)
+
+
 def _carried(group: list[Record]) -> dict:
     """Each declared field of the merged paper by its rule (Fields' "merge"): the first record that has it,
     the reviews' fields together (`_reviews`), a parallel list from the record its list was taken from."""
+    if len(group) == 1:  # nearly every paper: each rule gives the record's own (_carried was 13 s of 70,130's merge)
+        rec = group[0]
+        return {**{name: getattr(rec, name) for name in _OWN}, **_reviews(group)}
     out = {}
     for f in FIELDS:
         rule = merge_rule(f)
@@ -653,25 +690,34 @@ def _merge_group(key: str, group: list[Record], alias_keys: list[str] | None = N
     derived = [id_from_digest(k) for k in ([key] if alias_keys is None else alias_keys)]
     aliases = [a for a in dict.fromkeys([r.id for r in given[1:]] + derived) if a != pid]
     title = _first(group, "title")
-    # a real title is part of what the paper is about; a derived one only repeats the abstract
-    text = clean_for_model(f"{title}. {best.abstract}" if title else best.abstract)
+    text = best.text if best.title == title and best.text else model_text(title, best.abstract)
     return Paper(id=pid, abstract=best.abstract, text=text,
                  title=title or derive_title(best.abstract), title_derived=not title,
                  sources=list(dict.fromkeys(r.source for r in group)), aliases=aliases, **_carried(group))
 
 
-def load_corpus(paths: list[Path], skip_bad: bool = False,
-                notes: list[str] | None = None) -> tuple[list[Paper], list[str]]:
+def load_corpus(paths: list[Path], skip_bad: bool = False, notes: list[str] | None = None,
+                cache_dir: Path | None = None, digests: dict[Path, str] | None = None,
+                tokens: dict[str, str] | None = None) -> tuple[list[Paper], list[str]]:
     """Read every input and merge; returns the papers and the messages of skipped lines.
 
     `notes`, where given, gets a line for each thing the merge did that a reader should know of (seed lines
     merged into the records they nearly match, records kept apart, abstracts with nothing to search by):
-    nothing was left out for them, so they are not among the skipped lines."""
+    nothing was left out for them, so they are not among the skipped lines. `cache_dir`: keep and take each
+    file's records in its record cache (record_cache.py; `digests`, the files' sha256 where known); `tokens`
+    gets each record's text's BM25 tokens, joined by spaces."""
     skipped: list[str] = []
     records: list[Record] = []
     notes = [] if notes is None else notes
     for f in input_files(paths):
-        records.extend(read_file(f, skip_bad, skipped, notes))
+        if cache_dir is None:
+            records.extend(read_file(f, skip_bad, skipped, notes))
+            continue
+        digest = (digests or {}).get(f) or file_digest(f)
+        records.extend(record_cache.cached_read(f, digest, cache_dir, skip_bad, skipped, notes,
+                                                lambda s, n, f=f: read_file(f, skip_bad, s, n)))
     if not records:
         raise CorpusError(f"{', '.join(map(str, paths))}: no abstracts found")
+    if tokens is not None:
+        tokens.update((r.text, r.tokens) for r in records)
     return merge(records, notes), skipped

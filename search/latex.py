@@ -22,7 +22,8 @@ rho sigma tau phi varphi chi psi omega Gamma Delta Theta Lambda Pi Sigma Phi Psi
 UNSAFE = re.compile(r"\\(?:href|url|includegraphics|htmlClass|htmlId|htmlStyle|htmlData|"
                     r"input|include|def|newcommand|renewcommand)\b")
 
-CMD = re.compile(r"\\([A-Za-z]+|[%&_#${}~])\s*")
+# a command's name, and the spaces after a word's (as TeX takes them); a symbol's (\\% ) keeps the space after it
+CMD = re.compile(r"\\(?:([A-Za-z]+)\s*|([%&_#${}~]))")
 MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 
 
@@ -70,9 +71,10 @@ def to_plain(text: str) -> str:
             out.append("\\")
             i = j + 1
             continue
-        name = m.group(1)
+        name = m.group(1) or m.group(2)
         i = m.end()
         if name in DROP:
+            out[-1] = out[-1].rstrip(" ")  # "25\% \citep{x}." reads "25%."
             if i < len(text) and text[i] == "[":  # optional argument, e.g. \\citep[p.~3]{x}
                 close = text.find("]", i)
                 i = close + 1 if close != -1 else i

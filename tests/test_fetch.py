@@ -694,7 +694,11 @@ def test_two_venues_in_one_call_each_with_its_own_names(tmp_path):
     got = {x["id"]: x for x in lines(colm)}
     # COLM's rating is its 1-5 recommendation, not the "rating" sub-score ICLR's names would read
     assert (got["colm01"]["avg_rating"], got["colm01"]["n_ratings"], got["colm01"]["avg_confidence"]) == (4.5, 2, 3.0)
-    assert (got["colm02"]["avg_rating"], got["colm01"]["reviews"][0]["rating"]) == (1.5, 9)
+    # each review's numbers under the index's names: its rating the recommendation, the form's own "rating"
+    # kept apart (read as the rating, cards showed 9 9 beside a mean of 4.5, and moves from 9 to 4.5)
+    assert (got["colm02"]["avg_rating"], got["colm01"]["reviews"][0]["rating"]) == (1.5, 4)
+    first = got["colm01"]["reviews"][0]
+    assert (first["confidence"], first["form_rating"]) == (3, 9) and "recommendation" not in first
     # its decisions by its own reply and venue id: under ICLR's names both would be "Under review"
     assert (got["colm01"]["decision"], got["colm02"]["decision"]) == ("Accepted", "Rejected")
     assert {(x["conference"], x["year"]) for x in got.values()} == {("COLM", 2025)}

@@ -129,3 +129,11 @@ def test_titles_latex_becomes_plain_unicode_for_places_without_math():
     assert to_unicode(r"Sch\"{o}lkopf \textbf{Bold} 50\%") == "Schölkopf Bold 50%"
     assert to_unicode("A plain title: 6.50") == "A plain title: 6.50"
     assert to_unicode(r"unbalanced $x^{2") and "\\" not in to_unicode(r"\unknowncommand{word} text")
+
+
+def test_an_escaped_symbol_keeps_the_space_after_it():
+    # "19.15\% improvement" read "19.15%improvement" in the model's text and in BibTeX (a new user's export)
+    from search.latex import to_plain
+
+    assert to_plain(r"a 19.15\% improvement, 25\%  of \$5 and \alpha") == "a 19.15% improvement, 25%  of $5 and alpha"
+    assert clean_for_model(r"up to 99\% accuracy") == "up to 99% accuracy"

@@ -128,27 +128,39 @@ def _date(reply: dict) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
 
 
-def review(reply: dict) -> dict:
+def review(reply: dict, names: VenueNames | None = None) -> dict:
     """One official review: its reviewer's anonymous name, every number its form has, its texts; where it was
-    edited, "versions": each earlier version's numbers with the date it was made ("modified"), oldest first."""
-    out: dict = {"reviewer": _signer(reply), "date": _date(reply), **_numbers(reply)}
+    edited, "versions": each earlier version's numbers with the date it was made ("modified"), oldest first.
+    The numbers under the index's names (`named`), so every later reader finds the venue's rating as "rating"."""
+    out: dict = {"reviewer": _signer(reply), "date": _date(reply), **_numbers(reply, names)}
     texts = {}
     content = reply.get("content") if isinstance(reply.get("content"), dict) else {}
     for name in content:
         value = value_of(content, name)
         if name in REVIEW_TEXTS and _text(value):
             texts[name] = _text(value)
-    earlier = [{"modified": _modified_date(r), **_numbers(r)} for r in reply.get("_earlier") or ()]
+    earlier = [{"modified": _modified_date(r), **_numbers(r, names)} for r in reply.get("_earlier") or ()]
     if earlier:
         out["modified"] = _modified_date(reply)
         out["versions"] = earlier
     return {**out, **texts}
 
 
-def _numbers(reply: dict) -> dict:
+def _numbers(reply: dict, names: VenueNames | None = None) -> dict:
     content = reply.get("content") if isinstance(reply.get("content"), dict) else {}
-    return {name: number(value_of(content, name)) for name in content
-            if name not in REVIEW_TEXTS and number(value_of(content, name)) is not None}
+    return named({name: number(value_of(content, name)) for name in content
+                  if name not in REVIEW_TEXTS and number(value_of(content, name)) is not None}, names)
+
+
+def named(numbers: dict, names: VenueNames | None) -> dict:
+    """A review's numbers under the index's names: the venue's rating field (a 1-5 "recommendation") as
+    "rating" and its confidence field as "confidence"; a field of the form that bears one of those names but is
+    not it kept as "form_rating" or "form_confidence". Read under its own names, a venue whose form also had a
+    "rating" sub-score showed that as each review's rating and as the ratings' moves (a new user's run)."""
+    if names is None or (names.rating, names.confidence) == ("rating", "confidence"):
+        return numbers
+    ours = {names.rating: "rating", names.confidence: "confidence"}
+    return {ours.get(k) or (f"form_{k}" if k in ("rating", "confidence") else k): v for k, v in numbers.items()}
 
 
 def _modified_date(reply: dict) -> str:
@@ -212,10 +224,10 @@ def record(note, names: VenueNames, full: bool = True) -> dict | None:
     abstract = _text(value_of(content, "abstract"))
     if not abstract:
         return None
-    reviews = [review(r) for r in _replies(note, names.review_name)]
-    ratings = [number(r.get(names.rating)) for r in reviews]
+    reviews = [review(r, names) for r in _replies(note, names.review_name)]
+    ratings = [number(r.get("rating")) for r in reviews]
     ratings = [float(x) for x in ratings if x is not None]
-    confidences = [number(r.get(names.confidence)) for r in reviews]
+    confidences = [number(r.get("confidence")) for r in reviews]
     confidences = [float(x) for x in confidences if x is not None]
     rec: dict = {"id": note.id}
     if full and isinstance(getattr(note, "number", None), int):
