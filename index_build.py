@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     input_files(args.inputs)  # a path that is not there stops here, before a running build is replaced for it
     # a build of this index running now (the page's, or another index_build.py) is replaced by this one, which
     # takes every vector it embedded from the cache: after a re-fetch the fresh data comes soonest that way
-    with stoppable(progress), job_lock(args.out, replace=True) as held:
+    with stoppable(progress, args.out), job_lock(args.out, replace=True) as held:
         if held.superseded:
             print(f"stopped: {held.why}", file=sys.stderr)
             return 1
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             progress.update(state="running", replaced=held.replaced, message="")
             report = build_index(args.inputs, args.out, options, progress=progress)
         except Superseded as e:
-            progress.update(state="superseded", message=str(e))
+            progress.update(state="superseded" if e.replaced else "stopped", message=str(e))
             print(f"stopped: {e}", file=sys.stderr)
             return 1
         progress.update(state="done")

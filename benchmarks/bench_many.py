@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_meaning import build, floor_of, manifest
+from bench_meaning import build, floor_of
 from report import ROOT, machine, today, write_report
 
 LISTS = ROOT.parent / "shared" / "data" / "paperlists"

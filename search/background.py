@@ -160,23 +160,32 @@ def _replaced_words(out: Path, pid: int) -> str:
     said = status(out)
     stage, done, total = (said.get("stage") or "").rstrip("…"), said.get("done") or 0, said.get("total") or 0
     at = f" at {stage}, {done:,} of {total:,} done" if total > 1 and stage else f" at {stage}" if stage else ""
+    if total > 1 and done >= total:  # not cut short: it was writing what that stage made
+        at = f" as it finished {stage}"
     return (f"the running build (pid {pid}) was replaced by this one; it stopped{at}, and every vector it embedded "
             "is carried over from the embedding cache")
 
 
 @contextmanager
-def stoppable(progress: ProgressLog | None = None):
+def stoppable(progress: ProgressLog | None = None, out: Path | None = None):
     """While held, SIGTERM raises Superseded in this process's main thread: how a newer build (job_lock with
     `replace`) stops this one. The exception unwinds through the build, which saves what it embedded on the way
     (embed.encode_cached) and lets go of its locks; the index it published stays served. While `progress` counts a
-    stage (a chunk of texts being embedded), it is raised by the report of the chunk's end: the chunk is kept."""
+    stage (a chunk of texts being embedded), it is raised by the report of the chunk's end: the chunk is kept.
+    It says a newer build replaced this one only where one has claimed `out` (job_lock's claim file): a SIGTERM
+    from elsewhere (`kill`) is told as such."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum, frame):
-        e = Superseded("a newer build of the index replaced this one; every vector it embedded is in the "
-                       "embedding cache, which the newer build takes them from")
+        claimant = _read_pid(_claim_file(out)) if out is not None else None
+        if claimant and claimant != os.getpid():
+            e = Superseded("a newer build of the index replaced this one; every vector it embedded is in the "
+                           "embedding cache, which the newer build takes them from")
+        else:
+            e = Superseded("by a signal (SIGTERM) from outside, not by a newer build; every vector it embedded is "
+                           "in the embedding cache, and the next build takes them from there", replaced=False)
         if progress is not None and progress.counting:
             progress.stop = e
         else:
@@ -322,8 +331,12 @@ def start(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: 
         return False
     out = out.absolute()
     target = f"fetch:{fetch}" if fetch else digest(steps[-1])
+    # a running build stops at the end of the chunk it embeds, some 30 s on two AVX2 cores, and the new job's own
+    # start takes about as long: the page said only "starting…" for 65 s (a new user's run)
+    said = {"stage": "stopping the running build once its chunk of abstracts is saved, then starting"} \
+        if replace and running(out) else {}
     write_status(status_file(out), {"state": "starting", "step": 1, "steps": len(steps), "target": target,
-                                    "updated": time.time()})
+                                    "updated": time.time(), **said})
     cmd = [sys.executable, "-m", "search.background", "--out", str(out),
            "--steps", json.dumps([[str(p.absolute()) for p in step] for step in steps])]
     if not multilingual:
@@ -372,7 +385,7 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
     reviews = bool(fetch) or any(carries_reviews(inputs) for inputs in steps if all(p.exists() for p in inputs))
     log = ProgressLog(stream=sys.stdout, status_file=status_file(out), job="build", lines=True,
                       costs=stage_costs(BuildOptions(multilingual=multilingual), reviews))
-    with stoppable(log), job_lock(out, replace) as held:
+    with stoppable(log, out), job_lock(out, replace) as held:
         if not held:
             return 0  # another page's job got there first, or a newer one replaced this: it reports for both
         try:
@@ -402,7 +415,7 @@ def run(out: Path, steps: list[list[Path]], multilingual: bool = True, fetch: st
                 for line in report.notes:  # into the build's log: what was merged or kept apart, and why
                     print(f"note: {line}", flush=True)
         except Superseded as e:
-            log.update(state="superseded", message=str(e))
+            log.update(state="superseded" if e.replaced else "stopped", message=str(e))
             print(f"stopped: {e}", flush=True)
             return 0
         except Exception as e:  # recorded for the page, which would otherwise wait on a dead job

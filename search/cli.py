@@ -64,6 +64,10 @@ def _table(header: str, result: Result, message: str) -> str:
         out.append(f"  ({result.left_out} --decision accepted,undecided shows them.)")
     decided = any(h.paper.decision for h in result.hits)
     moves = any(moved(h.paper) for h in result.hits)
+    # which venue and year, where the hits come from more than one: "Poster" alone could be any of them
+    places = {h.paper.id: " ".join(str(x) for x in (h.paper.conference, h.paper.year) if x) for h in result.hits}
+    places = places if len(set(places.values())) > 1 else {}
+    place_width = max(map(len, places.values()), default=0)
     sort = sort_named(result.sort, [result.sort])
     value = sort.shows or (lambda p: p.avg_rating)  # what the list is sorted by, where it is not the mean
     for h in result.hits:
@@ -75,7 +79,8 @@ def _table(header: str, result: Result, message: str) -> str:
             m = move(h.paper)
             rating += f" {m:+5.2f}" if m is not None and moved(h.paper) else "      "
         fate = f"{h.paper.decision[:12]:<12} " if decided else ""
-        out.append(f"{h.rank:>3}. {h.score:6.3f} {rating} {fate}{h.paper.id:<12} {mark}{title}")
+        place = f"{places[h.paper.id] or '-':<{place_width}} " if places else ""
+        out.append(f"{h.rank:>3}. {h.score:6.3f} {rating} {fate}{place}{h.paper.id:<12} {mark}{title}")
         if h.passage:
             said = textwrap.shorten(h.passage.text, max(40, width - 12), placeholder="…")
             out.append(f"       {h.passage.reviewer}, {h.passage.field}: {said}")
@@ -87,7 +92,7 @@ def _table(header: str, result: Result, message: str) -> str:
         said = f"{score}: the list's order, {sort.shows_name} (- none), " if sort.key is None else \
             f"{score}, {sort.shows_name} (- none; the list is {sort.words}), "
         out.append("  columns: rank, " + said + ("its move since the previous fetch, " if moves else "")
-                   + ("decision, " if decided else "") + "id, title")
+                   + ("decision, " if decided else "") + ("venue and year (- none), " if places else "") + "id, title")
     return "\n".join(out)
 
 

@@ -129,6 +129,8 @@ class Place:
     def words(self) -> str:
         """"ICLR 2026: 23 papers; of them 3 accepted, 12 rejected (...); the whole ICLR 2026: ..."."""
         head = f"{self.name}: {self.papers:,} paper{'s' if self.papers != 1 else ''}"
+        if self.fate is None and not self.conference:  # the seed lists: no venue, no decisions
+            return head + " (no venue or decision in its record)"
         if self.fate is None:
             return head + (f" (its record lists only accepted papers, {self.whole.papers:,} of them: how others "
                            "fared there is not known)")

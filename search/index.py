@@ -57,8 +57,13 @@ class BuildBusy(Exception):
 
 
 class Superseded(Exception):
-    """This build was stopped for a newer one of the same index (a re-fetch's: background.job_lock); what it
-    embedded is in the embedding cache, and the index it published stays served until the newer one publishes."""
+    """This build was stopped for a newer one of the same index (a re-fetch's: background.job_lock), or by a
+    signal from elsewhere (`replaced` False); what it embedded is in the embedding cache, and the index it
+    published stays served."""
+
+    def __init__(self, message: str, replaced: bool = True):
+        super().__init__(message)
+        self.replaced = replaced
 
 
 @dataclass

@@ -83,7 +83,7 @@ class _Quiet(ThreadingHTTPServer):
 
 class OpenReviewServer:
     def __init__(self, notes: list[bytes | dict], group: dict | list[dict], cap: int = 1000,
-                 stall_s: float = 30.0):
+                 stall_s: float = 30.0, port: int = 0):
         self.notes = sorted((Note(n if isinstance(n, bytes) else json.dumps(n).encode()) for n in notes),
                             key=lambda n: n.id)
         self.groups = {g["id"]: g for g in ([group] if isinstance(group, dict) else group)}
@@ -95,7 +95,7 @@ class OpenReviewServer:
         self.pages_served = 0
         self.lock = threading.Lock()
         self.closing = threading.Event()
-        self.httpd = _Quiet(("127.0.0.1", 0), self._handler())
+        self.httpd = _Quiet(("127.0.0.1", port), self._handler())
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread: threading.Thread | None = None
 
@@ -248,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
                                  "address, serves until its standard input closes (or --lifetime), then "
                                  "prints how many requests it answered.")
     ap.add_argument("--notes", type=Path, required=True, help="JSONL (or .jsonl.gz) of notes with details")
-    ap.add_argument("--group", type=Path, required=True, help="the venue group as JSON")
+    ap.add_argument("--group", type=Path, required=True, action="append",
+                    help="the venue group as JSON (repeatable: several venues served side by side, each note "
+                         "under the groups its invitations name)")
+    ap.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one); a fixed "
+                    "one lets a page started against it follow a server started again")
     ap.add_argument("--cap", type=int, default=1000, help="largest page served")
     ap.add_argument("--lifetime", type=float, default=1800, help="seconds before the server stops itself")
     ap.add_argument("--versions", choices=("all", "earliest", "latest"), default="all",
@@ -258,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     notes = read_notes(args.notes)
     if args.versions != "all":
         notes = [json.dumps(as_of(json.loads(n), args.versions)).encode() for n in notes]
-    server = OpenReviewServer(notes, json.loads(args.group.read_text()), cap=args.cap)
+    server = OpenReviewServer(notes, [json.loads(g.read_text()) for g in args.group], cap=args.cap, port=args.port)
     server.start()
     print(server.url, flush=True)
     done = threading.Event()

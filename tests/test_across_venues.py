@@ -283,3 +283,14 @@ def test_page_map_coloured_by_venue(mixed_app, mixed_engine):
     radio = next(r for r in at.radio if r.label == "Colour by")
     assert radio.options == ["primary area", "venue", "year", "topic", "decision"] and radio.value == "venue"
     assert any("coloured by venue" in c.value for c in at.caption)
+
+
+def test_the_cli_table_names_each_hits_venue_and_year_where_they_differ(mixed_index):
+    # "Poster" alone could be ICLR 2026's, COLM 2024's or COLM 2025's (a new user's run)
+    table = run_cli("query", "language models", "--venue", "COLM", "-k", "20", "--index", str(mixed_index)).stdout
+    rows = [line for line in table.splitlines() if line[:4].strip().rstrip(".").isdigit()]
+    assert len(rows) == 20 and all(("COLM 2025" in r) != ("COLM 2024" in r) for r in rows), table
+    assert {"COLM 2025", "COLM 2024"} <= {v for v in ("COLM 2025", "COLM 2024") for r in rows if v in r}
+    assert "venue and year" in table.splitlines()[-1]
+    one = run_cli("query", "language model reasoning", "--venue", "COLM 2025", "--index", str(mixed_index)).stdout
+    assert "venue and year" not in one  # one venue: the column says nothing

@@ -47,6 +47,25 @@ def test_a_file_read_once_is_taken_from_the_record_cache_until_it_changes(tmp_pa
     assert len(list((cache / record_cache.FOLDER).glob("*.jsonl"))) == 1
 
 
+def test_a_file_of_the_same_bytes_at_another_path_is_taken_from_the_cache_and_named_where_it_is(tmp_path,
+                                                                                               monkeypatch):
+    # a venue list linked into a second folder (a folder of lists with one more added) is the same list
+    cache = tmp_path / "cache"
+    (tmp_path / "a").mkdir()
+    first = venue_file(tmp_path / "a" / "venue.jsonl", 5, bad=True)
+    load_corpus([first], skip_bad=True, cache_dir=cache)
+    (tmp_path / "b").mkdir()
+    second = tmp_path / "b" / "renamed.jsonl"
+    second.write_bytes(first.read_bytes())
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read again")
+    monkeypatch.setattr(corpus, "read_file", refuse)
+    papers, skipped = load_corpus([second], skip_bad=True, cache_dir=cache)
+    assert len(papers) == 5 and skipped and all(str(second) in m and str(first) not in m for m in skipped)
+    assert all(p.sources == ["renamed.jsonl"] for p in papers)
+
+
 def test_a_cached_file_with_bad_lines_still_stops_a_build_that_does_not_skip_them(tmp_path):
     data, cache = venue_file(tmp_path / "venue.jsonl", 5, bad=True), tmp_path / "cache"
     skipped: list = []

@@ -250,6 +250,43 @@ def test_a_build_of_a_refetch_replaces_the_running_build_and_carries_its_vectors
     left_clean(out)
 
 
+def test_a_job_that_replaces_a_running_build_says_it_waits_for_that_build_to_stop(tmp_path, monkeypatch):
+    # the page said only "starting…" for the minute the running build took to save its chunk (a new user's run)
+    from search.progress import status_text
+
+    out, spawned = tmp_path / "index", []
+    monkeypatch.setattr(background, "spawn", lambda cmd, log: spawned.append(cmd))
+    holder = hold_job_lock(out)
+    try:
+        assert background.start(out, [[SEEDS]], replace=True) and spawned
+        said = status_text(background.status(out))[1]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert said.startswith("stopping the running build once its chunk of abstracts is saved, then starting")
+    assert background.start(out, [[SEEDS]], replace=True)  # none running: nothing to wait for
+    assert status_text(background.status(out))[1] == "starting…"
+
+
+@pytest.mark.crash
+def test_a_build_stopped_by_a_plain_kill_says_so_not_that_a_newer_build_replaced_it(tmp_path, embedding_cache):
+    # a new user's `kill PID` was told "a newer build of the index replaced this one", with nothing replacing it
+    out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 200)
+    cache = cache_copy(embedding_cache, tmp_path / "cache")
+    build = start_build([SEEDS, data], out, cache)
+    try:
+        wait_status(out, lambda s: s.get("stage") == "abstracts")
+    except BaseException:
+        os.killpg(build.pid, signal.SIGKILL)
+        raise
+    build.send_signal(signal.SIGTERM)
+    code, _, err = ended(build)
+    assert code == 1 and "stopped: by a signal (SIGTERM) from outside, not by a newer build" in err, err
+    assert "replaced" not in err and "Traceback" not in err
+    assert background.status(out)["state"] == "stopped"
+    left_clean(out)
+
+
 @pytest.mark.crash
 def test_two_quick_refetches_end_in_one_consistent_index(tmp_path, embedding_cache):
     out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 120)

@@ -37,7 +37,7 @@ def test_bibtex_parses_and_round_trips_titles():
     assert second["year"].value == "2026" and "ICLR 2026" in second["booktitle"].value
     assert "derived" in first["note"].value and "note" not in second
     # an entry without authors says why, instead of looking like a paper nobody wrote
-    assert "author" not in first and "Authors not in the record" in first["note"].value
+    assert "author" not in first and "Authors not given in the record" in first["note"].value
     assert second["title"].value == "{The Plain Paper}" and second["author"].value == "Ada Lovelace and Alan Turing"
     assert first["url"].value == HOSTILE.url
     # every field's braces balance, or BibTeX would not compile it

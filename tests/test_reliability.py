@@ -27,10 +27,10 @@ from search.index import load_index, versions_dir
 pytestmark = pytest.mark.crash
 QUERY = "positional embeddings and long context"
 # what index_build.py prints as each stage starts (to a pipe: one line per stage, then every 10 s)
-# (the staged build publishes before each later stage with work to do: "writing the index…" each time)
-STAGES = ["embedding with", "abstracts: 0/", "writing the index…", "topics…", "map…", "writing the index…",
-          "sentences: 0/", "writing the index…", "multilingual abstracts: 0/", "multilingual sentences: 0/",
-          "multilingual titles: 0/", "writing the index…"]
+# (the staged build publishes before each later stage with work to do, and "writing the index…" at last)
+SO_FAR = "publishing the stages built so far…"
+STAGES = ["embedding with", "abstracts: 0/", SO_FAR, "topics…", "map…", SO_FAR, "sentences: 0/", SO_FAR,
+          "multilingual abstracts: 0/", "multilingual sentences: 0/", "multilingual titles: 0/", "writing the index…"]
 # the files a build writes into its temporary directory, in order
 FILES = ["papers.jsonl", "vectors.faiss", "sentences.jsonl", "sentences.npy", "sentence_offsets.npy", "bm25",
          "query_encoder.onnx", "tokenizer.json", "topics.json", "map.jsonl", "multilingual.faiss",
@@ -159,7 +159,7 @@ def test_sigkill_leaves_the_old_index_and_the_next_build_clears_up(setup, embedd
     proc = start_build([SEEDS, extra], out, cache_copy(embedding_cache, tmp_path / "c"))
     try:
         if point in FILES:
-            assert read_until(proc, "writing the index…")
+            assert read_until(proc, SO_FAR)
             deadline = time.time() + 60
             while not any((t / point).exists() for t in versions_dir(out).glob("tmp-*")):
                 assert proc.poll() is None and time.time() < deadline, f"the build never wrote {point}"

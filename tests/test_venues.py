@@ -361,3 +361,14 @@ def test_the_pages_background_build_takes_a_folder_of_lists_from_search_data(tmp
     steps, unreadable = background.planned(tmp_path / "index", ROOT / "seeds", [d])
     assert unreadable == "" and steps == [[ROOT / "seeds"], [ROOT / "seeds", d]]
     assert background.digest([d]) != background.digest([d / "colm2024.json"])
+
+
+def test_where_names_the_seed_lists_as_having_no_venue_or_decision():
+    # "no venue: 1 paper (its record lists only accepted papers, 61 of them...)" for the seeds (a new user's run)
+    from search.fared import Fate, Place
+
+    counts = {"accepted": 0, "rejected": 0, "withdrawn": 0, "undecided": 61}
+    seeds = Place("", None, 1, Fate(61, counts))
+    assert seeds.words() == "no venue: 1 paper (no venue or decision in its record)"
+    listed = Place("COLM", 2024, 2, Fate(299, {**counts, "accepted": 299, "undecided": 0}))
+    assert "lists only accepted papers, 299 of them" in listed.words()

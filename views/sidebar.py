@@ -104,9 +104,10 @@ def filter_widget(f: Filter, w: Widget, value, facts: IndexFacts) -> None:
         for name in f.options(value, facts):
             key, nkey = f"{f.key}{name}", f"{f.key}{name}_w"
             synced(nkey, given.get(name))
-            st.number_input(w.label.format(name=name), min_value=0.0, max_value=10.0, step=w.step, value=None,
+            said = name.replace("_", " ")  # a form's field name as words: "reviewer_confidence"
+            st.number_input(w.label.format(name=said), min_value=0.0, max_value=10.0, step=w.step, value=None,
                             key=nkey, on_change=set_param, args=(key, nkey), placeholder=w.placeholder,
-                            help=w.help.format(name=name) or None)
+                            help=w.help.format(name=said) or None)
     elif w.kind == "flag":
         synced(wkey, bool(value))
         st.checkbox(w.label, key=wkey, on_change=set_param, args=(f.key, wkey), help=w.help or None)

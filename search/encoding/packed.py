@@ -18,7 +18,10 @@ from .query_encoder import TOKENIZER, OnnxEncoder, aside, save_tokenizer, trace
 ONNX = "sentence_encoder.onnx"
 WIDTH = 128  # tokens a packed row holds: wider rows spend more on attention that the mask throws away
 ROWS = 32    # rows a call of the network computes
-CHUNK = 4096  # texts handed over at once: packing needs texts of many lengths to fill its rows
+# texts handed over at once, and so between two progress reports: packing needs texts of many lengths to fill its
+# rows, but 1,024 of the seeds' sentences fill them 98.4% against 4,096's 98.6% (0.2% more rows), and on an AVX2
+# CPU in f32 (about 34 sentences/s) 4,096 left the progress at "0 of 12,130" for two minutes (a new user's run)
+CHUNK = 1024
 
 
 def pack(lengths: list[int], width: int) -> list[list[int]]:

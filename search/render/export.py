@@ -114,7 +114,7 @@ def published(p: Paper) -> tuple[str, list[tuple[str, str]], str]:
         standing = {"Desk rejected": "desk rejected", "Workshop track": "invited to the workshop track"}.get(
             p.decision, STANDING[group])
         return "misc", [*where] + ([("year", year)] if year else []), f"Submitted to {name}; {standing}"
-    return "misc", where, "Venue and decision not in the records paper search read"
+    return "misc", where, "Venue and decision not given in the records this entry was made from"
 
 
 def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
@@ -142,7 +142,7 @@ def to_bibtex(papers: list[Paper], topics: dict[str, str] | None = None) -> str:
         if p.title_derived:
             notes.append("Title derived from the abstract by paper search; the source gives none")
         if not p.authors:  # a reference manager would otherwise show an empty author as if it were known
-            notes.append("Authors not in the record paper search read (OpenReview hides a submission's "
+            notes.append("Authors not given in the record this entry was made from (OpenReview hides a submission's "
                          "authors until it makes them public)" + ("; see the url" if p.url else ""))
         if notes:
             fields.append(("note", ". ".join(notes)))
