@@ -161,7 +161,7 @@ def _replaced_words(out: Path, pid: int) -> str:
     stage, done, total = (said.get("stage") or "").rstrip("…"), said.get("done") or 0, said.get("total") or 0
     at = f" at {stage}, {done:,} of {total:,} done" if total > 1 and stage else f" at {stage}" if stage else ""
     if total > 1 and done >= total:  # not cut short: it was writing what that stage made
-        at = f" as it finished {stage}"
+        at = f" as it finished {stage}, {done:,} of {total:,} done"
     return (f"the running build (pid {pid}) was replaced by this one; it stopped{at}, and every vector it embedded "
             "is carried over from the embedding cache")
 

@@ -237,12 +237,16 @@ def test_a_build_of_a_refetch_replaces_the_running_build_and_carries_its_vectors
     assert load_index(out).manifest.count == 266  # what it published is served, whole, as the new build starts
     code, printed, err = ended(second)
     assert code == 0, err
-    said = re.search(r"was replaced by this one; it stopped at abstracts, ([\d,]+) of ([\d,]+) done, and every "
-                     r"vector it embedded is carried over from the embedding cache", err)
-    done, total = (int(g.replace(",", "")) for g in said.groups())
-    assert total >= 200 and done >= 128  # the chunk it had reported, and the one under way when asked
+    said = re.search(r"was replaced by this one; it stopped (?:at|as it finished) ([^,]+?)(?:, ([\d,]+) of ([\d,]+) "
+                     r"done)?, and every vector it embedded is carried over from the embedding cache", err)
+    assert said, err
+    if said.group(1) == "abstracts":
+        done, total = (int(g.replace(",", "")) for g in said.groups()[1:])
+        assert total >= 200 and done >= 128  # the chunk it had reported, and the one under way when asked
+    else:  # on a loaded machine it may have embedded them all before the new build asked it to stop
+        done = total = 200
     # every vector the stopped build embedded came from the cache: none embedded twice, none lost
-    assert f"({total - done} embedded, {266 - total + done} from cache)" in printed
+    assert f"({total - done} embedded, {266 - total + done} from cache)" in printed, printed
     final = load_index(out)
     assert final.manifest.count == 266 and final.manifest.pending == []
     assert final.manifest.inputs_digest == background.digest([SEEDS, data])

@@ -33,7 +33,7 @@ def test_bibtex_parses_and_round_trips_titles():
     first, second = (e.fields_dict for e in lib.entries)
     # a record without its venue claims none; an accepted paper is in the proceedings
     assert [e.entry_type for e in lib.entries] == ["misc", "inproceedings"]
-    assert "booktitle" not in first and "year" not in first and "Venue and decision not in" in first["note"].value
+    assert "booktitle" not in first and "year" not in first and "Venue and decision not given in" in first["note"].value
     assert second["year"].value == "2026" and "ICLR 2026" in second["booktitle"].value
     assert "derived" in first["note"].value and "note" not in second
     # an entry without authors says why, instead of looking like a paper nobody wrote

@@ -1,5 +1,6 @@
 """Commands that start fast: each reads only the parts of the index it uses (search/engine.py, Parts), so a
 part's loader that fails (here: raises) breaks only the commands that need that part."""
+import json
 from dataclasses import replace
 
 import pytest
@@ -50,7 +51,7 @@ def forbid(monkeypatch, parts: set[str]) -> None:
 
 @pytest.mark.parametrize("command", list(commands("")))
 def test_a_command_loads_only_the_parts_it_uses(command, venue_index, monkeypatch):
-    pid = (venue_index / "papers.jsonl").read_text().split('"id": "', 1)[1].split('"', 1)[0]
+    pid = json.loads((venue_index / "papers.jsonl").read_text().splitlines()[0])["id"]
     argv, needs = commands(pid)[command]
     expected = run_cli(*argv, "--index", str(venue_index))
     assert expected.returncode == 0, expected.stderr
@@ -71,8 +72,8 @@ def test_a_part_that_cannot_be_read_is_refused_when_first_used(tmp_path, venue_i
     ran = run_cli("topics", "--index", str(copy))
     assert ran.returncode == 2 and "topics.json does not match its checksum" in ran.stderr
     assert "Traceback" not in ran.stderr
-    assert run_cli("reviews", (copy / "papers.jsonl").read_text().split('"id": "', 1)[1].split('"', 1)[0],
-                   "--index", str(copy)).returncode == 0
+    first = json.loads((copy / "papers.jsonl").read_text().splitlines()[0])["id"]
+    assert run_cli("reviews", first, "--index", str(copy)).returncode == 0
 
 
 def test_a_paper_read_back_is_the_paper_written(venue_index):

@@ -64,11 +64,17 @@ def write(build_dir: Path, papers: list[Paper], key: str) -> ReviewsEntry | None
     """reviews.jsonl and its offsets; the manifest entry (not yet searchable), or None without reviews."""
     if not any(p.reviews or p.meta_review for p in papers):
         return None
+    try:  # msgspec writes the 250 MB of ICLR 2026's reviews several times faster than json.dumps line by line
+        from msgspec.json import Encoder
+        encode = Encoder().encode
+    except ImportError:
+        def encode(obj) -> bytes:
+            return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    lines = [encode(record_of(p)) + b"\n" for p in papers]
     offsets = np.zeros(len(papers) + 1, dtype=np.int64)
+    np.cumsum([len(line) for line in lines], out=offsets[1:])
     with open(build_dir / REVIEWS, "wb") as f:
-        for row, p in enumerate(papers):
-            f.write(json.dumps(record_of(p), ensure_ascii=False).encode("utf-8") + b"\n")
-            offsets[row + 1] = f.tell()
+        f.writelines(lines)
     np.save(build_dir / OFFSETS, offsets)
     return ReviewsEntry(papers=sum(1 for p in papers if p.reviews), reviews=sum(len(p.reviews) for p in papers),
                         searchable=False, fields=0, key=key)
