@@ -28,12 +28,21 @@ def file_digest(path: Path) -> str:
 
 @lru_cache(maxsize=1)
 def reader_version() -> str:
-    """A digest of the reading code: the modules whose change can change a record."""
-    from . import corpus, latex, text, venuelists
+    """A digest of the reading code: the modules whose change can change a record, and the versions of the
+    packages its BM25 tokens come from (bm25s's stop words, PyStemmer's stems)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import corpus, decoding, latex, text, venuelists
+    from .parts import lexical
 
     h = hashlib.sha256()
-    for module in (corpus, latex, text, venuelists):
+    for module in (corpus, decoding, latex, lexical, text, venuelists):
         h.update(Path(module.__file__).read_bytes())
+    for package in ("bm25s", "PyStemmer"):
+        try:
+            h.update(f"{package}={version(package)}".encode())
+        except PackageNotFoundError:
+            pass
     return h.hexdigest()[:16]
 
 

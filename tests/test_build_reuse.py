@@ -39,6 +39,9 @@ def test_a_file_read_once_is_taken_from_the_record_cache_until_it_changes(tmp_pa
     monkeypatch.setattr(corpus, "read_file", refuse)
     again, _ = load_corpus([data], cache_dir=cache)
     assert [p.__dict__ for p in again] == [p.__dict__ for p in first]
+    monkeypatch.setattr(record_cache, "reader_version", lambda: "the reading code changed")
+    with pytest.raises(AssertionError, match="read again"):
+        load_corpus([data], cache_dir=cache)
     monkeypatch.undo()
 
     venue_file(data, 31)  # the file changed: read again, and its older entry gone

@@ -194,6 +194,17 @@ def start_build(inputs: list[Path], out: Path, cache: Path) -> subprocess.Popen:
                             start_new_session=True)
 
 
+def build_reaching(inputs: list[Path], out: Path, cache: Path, ok) -> subprocess.Popen:
+    """index_build.py started, once its status file says `ok` (killed where it never does)."""
+    proc = start_build(inputs, out, cache)
+    try:
+        wait_status(out, ok)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return proc
+
+
 def wait_status(out: Path, ok, seconds: float = 300) -> dict:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -223,13 +234,9 @@ def ended(proc: subprocess.Popen) -> tuple[int, str, str]:
 def test_a_build_of_a_refetch_replaces_the_running_build_and_carries_its_vectors_over(tmp_path, embedding_cache):
     out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 200)
     cache = cache_copy(embedding_cache, tmp_path / "cache")  # the model's export (and any seeds' vectors)
-    first = start_build([SEEDS, data], out, cache)
-    try:
-        # a chunk of abstracts embedded: the stop must keep it, and the one under way
-        wait_status(out, lambda s: s.get("stage") == "abstracts" and (s.get("done") or 0) >= 128)
-    except BaseException:
-        os.killpg(first.pid, signal.SIGKILL)
-        raise
+    # a chunk of abstracts embedded: the stop must keep it, and the one under way
+    first = build_reaching([SEEDS, data], out, cache,
+                           lambda s: s.get("stage") == "abstracts" and (s.get("done") or 0) >= 128)
     synthetic(data, 200, rated=5)  # the re-fetch: ratings came
     second = start_build([SEEDS, data], out, cache)
     code, _, err = ended(first)
@@ -277,12 +284,7 @@ def test_a_build_stopped_by_a_plain_kill_says_so_not_that_a_newer_build_replaced
     # a new user's `kill PID` was told "a newer build of the index replaced this one", with nothing replacing it
     out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 200)
     cache = cache_copy(embedding_cache, tmp_path / "cache")
-    build = start_build([SEEDS, data], out, cache)
-    try:
-        wait_status(out, lambda s: s.get("stage") == "abstracts")
-    except BaseException:
-        os.killpg(build.pid, signal.SIGKILL)
-        raise
+    build = build_reaching([SEEDS, data], out, cache, lambda s: s.get("stage") == "abstracts")
     build.send_signal(signal.SIGTERM)
     code, _, err = ended(build)
     assert code == 1 and "stopped: by a signal (SIGTERM) from outside, not by a newer build" in err, err
@@ -295,12 +297,7 @@ def test_a_build_stopped_by_a_plain_kill_says_so_not_that_a_newer_build_replaced
 def test_two_quick_refetches_end_in_one_consistent_index(tmp_path, embedding_cache):
     out, data = tmp_path / "index", synthetic(tmp_path / "venue.jsonl", 120)
     cache = cache_copy(embedding_cache, tmp_path / "cache")
-    first = start_build([SEEDS, data], out, cache)
-    try:
-        wait_status(out, lambda s: s.get("stage") == "abstracts")
-    except BaseException:
-        os.killpg(first.pid, signal.SIGKILL)
-        raise
+    first = build_reaching([SEEDS, data], out, cache, lambda s: s.get("stage") == "abstracts")
     synthetic(data, 120, rated=3)
     second = start_build([SEEDS, data], out, cache)
     time.sleep(0.5)
