@@ -614,9 +614,9 @@ def near_duplicates(groups: dict[str, list[Record]], owner: dict[str, Record],
         words = _cleaned_abstract(rec).casefold().split()
         if sum(map(openings.__contains__, zip(words, words[1:]))) < NEAR_DUPLICATE * rec.phrases:
             continue
-        theirs = record_shingles(rec)
+        theirs = set(zip(*(words[i:] for i in range(SHINGLE_WORDS))))  # record_shingles(rec), of the words split
         shared_any = theirs & index.keys()
-        if len(theirs) < MIN_SHINGLES or len(shared_any) < NEAR_DUPLICATE * len(theirs):
+        if len(shared_any) < NEAR_DUPLICATE * len(theirs):
             continue
         hits: dict[int, int] = {}
         common = 0                   # phrases not counted: too common to identify a paper (each may be shared)
